@@ -1,0 +1,72 @@
+"""The kernel IR: what the analyzer hands to feature counting, predictors, the LLM and reports.
+
+It is plain data (no parse-tree handles leak out), so every consumer can be tested
+without tree-sitter and results can be cached or serialised.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Language = Literal["cuda", "openmp"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One kernel parameter as declared: `const float* __restrict__ x` -> name x, type text."""
+
+    name: str
+    type: str
+    is_pointer: bool
+
+
+@dataclass(frozen=True)
+class LaunchSite:
+    """A host-side launch `k<<<grid, block, smem, stream>>>(args)` found in the same tree."""
+
+    file: str
+    line: int
+    grid: str
+    block: str
+    args: tuple[str, ...]
+
+
+@dataclass
+class KernelIR:
+    """One kernel: a CUDA `__global__` function or one OpenMP `#pragma omp target` region.
+
+    `name` is the CUDA function name or, for OpenMP, the enclosing function's name;
+    `line` is the function's line (CUDA) or the pragma's line (OpenMP), 1-based.
+    `source` is the kernel's own text; `device_sources` the text of the `__device__`
+    functions it reaches through the call graph, in call order. `host_context` is host
+    code that sizes or launches the kernel (for the LLM), possibly empty.
+    """
+
+    name: str
+    file: str
+    line: int
+    language: Language
+    signature: str
+    params: list[Param]
+    source: str
+    device_functions: list[str] = field(default_factory=list)
+    device_sources: list[str] = field(default_factory=list)
+    template_params: list[str] = field(default_factory=list)
+    launches: list[LaunchSite] = field(default_factory=list)
+    host_context: str = ""
+    pragma: str = ""
+    end_line: int = 0
+
+    @property
+    def id(self) -> str:
+        """Stable identity inside one analysis: file:line:name."""
+        return f"{self.file}:{self.line}:{self.name}"
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    """A file that could not be read or parsed (fully or partly); analysis goes on."""
+
+    file: str
+    message: str
+    fatal: bool = True

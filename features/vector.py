@@ -1,0 +1,87 @@
+"""FeatureVector: what one thread (or one OpenMP parallel-loop iteration) does.
+
+Counts are sympy expressions over symbols (kernel parameters, macros, launch dimensions)
+until `resolve` binds them; the CSV export and the learned model read the resolved view.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+import sympy
+
+#: Weights that fold division and special functions into the FLOP totals, in FLOPs per call,
+#: roughly the FADD/FMUL/FFMA (DADD/DMUL/DFMA) instructions nvcc emits around the MUFU
+#: or software sequence at default (non fast-math) settings, FMA counted 2 as ncu does.
+SPECIAL_FLOP_WEIGHTS: dict[str, dict[str, int]] = {
+    "div": {"hp": 4, "sp": 8, "dp": 20},
+    "sqrt": {"hp": 2, "sp": 4, "dp": 16},
+    "rsqrt": {"hp": 1, "sp": 1, "dp": 12},
+    "exp": {"hp": 2, "sp": 4, "dp": 22},
+    "log": {"hp": 2, "sp": 6, "dp": 24},
+    "pow": {"hp": 6, "sp": 14, "dp": 50},
+    "trig": {"hp": 4, "sp": 20, "dp": 40},
+    "tanh": {"hp": 4, "sp": 12, "dp": 40},
+    "erf": {"hp": 6, "sp": 14, "dp": 40},
+    "other": {"hp": 4, "sp": 8, "dp": 20},
+}
+
+Number = sympy.Expr
+
+
+def zero() -> sympy.Expr:
+    return sympy.Integer(0)
+
+
+@dataclass
+class FeatureVector:
+    """Per-thread counts (expressions) and structural facts of one kernel.
+
+    flops_*: add/sub/mul by precision, `a*b+c` is 2, `fma()` is 2 (ncu's convention).
+    special: calls by (kind, precision), e.g. ("div","sp"); folded into `flops_total` with
+    SPECIAL_FLOP_WEIGHTS. Bytes are global-memory bytes, each distinct access once; an
+    access invariant in a loop counts once for that loop.
+    """
+
+    flops_hp: sympy.Expr = field(default_factory=zero)
+    flops_sp: sympy.Expr = field(default_factory=zero)
+    flops_dp: sympy.Expr = field(default_factory=zero)
+    int_ops: sympy.Expr = field(default_factory=zero)
+    load_bytes: sympy.Expr = field(default_factory=zero)
+    store_bytes: sympy.Expr = field(default_factory=zero)
+    loads: sympy.Expr = field(default_factory=zero)
+    stores: sympy.Expr = field(default_factory=zero)
+    shared_load_bytes: sympy.Expr = field(default_factory=zero)
+    shared_store_bytes: sympy.Expr = field(default_factory=zero)
+    atomics: sympy.Expr = field(default_factory=zero)
+    barriers: sympy.Expr = field(default_factory=zero)
+    branches: sympy.Expr = field(default_factory=zero)
+    special: dict[tuple[str, str], sympy.Expr] = field(default_factory=dict)
+    # structure (plain numbers)
+    loop_depth: int = 0
+    loops: int = 0
+    unknown_trip_loops: int = 0
+    grid_stride_loops: int = 0
+    indirect_accesses: int = 0
+    reuse_accesses: int = 0
+    distinct_arrays: int = 0
+    shared_arrays: int = 0
+    device_calls: int = 0
+    templated: bool = False
+    unparsed_regions: int = 0
+    symbols: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+
+    def special_flops(self, precision: str) -> sympy.Expr:
+        total = sympy.Integer(0)
+        for (kind, prec), count in self.special.items():
+            if prec == precision:
+                total += count * SPECIAL_FLOP_WEIGHTS.get(kind, SPECIAL_FLOP_WEIGHTS["other"])[prec]
+        return total
+
+    def flops_total(self, precision: str) -> sympy.Expr:
+        """Basic FLOPs of one precision plus its special functions at their weights."""
+        base = {"hp": self.flops_hp, "sp": self.flops_sp, "dp": self.flops_dp}[precision]
+        return base + self.special_flops(precision)
+
+    def expression_fields(self) -> list[str]:
+        return [f.name for f in fields(self) if f.type == "sympy.Expr"]
