@@ -1,12 +1,12 @@
 """The kernel IR: what the analyzer hands to feature counting, predictors, the LLM and reports.
 
-It is plain data (no parse-tree handles leak out), so every consumer can be tested
-without tree-sitter and results can be cached or serialised.
+Consumers read plain fields; `ast` and `context` are the parse-tree handles that feature
+counting walks, kept out of repr, comparison and every serialised form.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 Language = Literal["cuda", "openmp"]
 
@@ -56,6 +56,10 @@ class KernelIR:
     host_context: str = ""
     pragma: str = ""
     end_line: int = 0
+    #: OpenMP: number of loops merged by collapse(n) into the work-shared iteration space.
+    collapse: int = 0
+    ast: Any = field(default=None, repr=False, compare=False)
+    context: Any = field(default=None, repr=False, compare=False)
 
     @property
     def id(self) -> str:

@@ -67,6 +67,8 @@ class FeatureVector:
     shared_arrays: int = 0
     device_calls: int = 0
     templated: bool = False
+    #: OpenMP: iterations of the collapsed work-shared loop nest (the thread grid); None for CUDA.
+    work_items: sympy.Expr | None = None
     unparsed_regions: int = 0
     symbols: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)

@@ -41,8 +41,17 @@ class GPU:
     lanes_per_sm: dict[str, float]
     aliases: tuple[str, ...] = ()
     source: dict[str, str] = field(default_factory=dict)
-    #: Optional vendor peaks (TFLOP/s or TOP/s) that override lanes x SMs x clock, cited in the file.
+    #: Optional vendor peaks (TFLOP/s or TOP/s) overriding lanes x SMs x clock, cited in the file.
     peak_override_tops: dict[str, float] = field(default_factory=dict)
+    #: Names the driver reports (nvidia-smi, ncu's device__attribute_display_name).
+    device_names: tuple[str, ...] = ()
+    compute_capability: str = ""
+    #: Last-level cache when it is not the L2 (AMD Infinity Cache); defaults to the L2.
+    llc_mb: float = 0.0
+    #: Informational: vendor tensor/matrix peaks (dense TFLOP/s); not used by the roofline.
+    tensor_peak_tflops: dict[str, float] = field(default_factory=dict)
+    #: Vendor peak figures (TFLOP/s, keyed by lane name) the derived peaks are checked against.
+    datasheet_peak_tflops: dict[str, float] = field(default_factory=dict)
 
     @property
     def clock_ghz(self) -> float:
@@ -74,13 +83,25 @@ class GPU:
     def l2_bytes(self) -> float:
         return self.l2_mb * 1024 * 1024
 
+    @property
+    def llc_bytes(self) -> float:
+        """Bytes of the last cache before DRAM: what a working set must fit to stay on chip."""
+        return (self.llc_mb or self.l2_mb) * 1024 * 1024
+
     def to_json(self) -> dict:
         return {
             "key": self.key,
             "name": self.name,
+            "vendor": self.vendor,
+            "architecture": self.architecture,
+            "compute_capability": self.compute_capability,
+            "aliases": list(self.aliases),
+            "sms": self.sms,
+            "clock": self.clock,
             "bandwidth_gbs": self.bandwidth_gbs,
             "clock_ghz": self.clock_ghz,
             "l2_mb": self.l2_mb,
+            "smem_per_sm_kb": self.smem_per_sm_kb,
             "peaks": {k: v for k, v in self.peaks.items()},
             "balance_points": {k: round(v, 4) for k, v in self.balance_points.items()},
         }
@@ -104,7 +125,16 @@ def _load_file(key: str, text: str) -> GPU:
         aliases=tuple(a.lower() for a in data.get("aliases", [])),
         source={k: str(v) for k, v in data.get("source", {}).items()},
         peak_override_tops={k: float(v) for k, v in data.get("peak_override_tops", {}).items()},
+        device_names=tuple(str(d) for d in data.get("device_names", [])),
+        compute_capability=str(data.get("compute_capability", "")),
+        llc_mb=float(data.get("llc_mb", 0)),
+        tensor_peak_tflops=_floats(data.get("tensor_peak_tflops", {})),
+        datasheet_peak_tflops=_floats(data.get("datasheet_peak_tflops", {})),
     )
+
+
+def _floats(table: dict) -> dict[str, float]:
+    return {k: float(v) for k, v in table.items()}
 
 
 @cache
@@ -121,15 +151,29 @@ def _normalise(name: str) -> str:
     return name.lower().replace("_", "-").replace(" ", "-")
 
 
-def load_gpu(name: str) -> GPU:
-    """Find a GPU by file key, alias or full name (case-insensitive)."""
-    wanted = _normalise(name)
+@cache
+def _name_index() -> dict[str, GPU]:
+    """Every normalised name a GPU answers to: key, full name, aliases, driver device names."""
     names: dict[str, GPU] = {}
     for gpu in list_gpus():
-        for candidate in (gpu.key, _normalise(gpu.name), *gpu.aliases):
+        for candidate in (gpu.key, gpu.name, *gpu.aliases, *gpu.device_names):
             names.setdefault(_normalise(candidate), gpu)
+    return names
+
+
+@cache
+def _short_names() -> frozenset[str]:
+    """Names worth suggesting: keys and aliases (long device names only add noise)."""
+    return frozenset(_normalise(n) for g in list_gpus() for n in (g.key, *g.aliases))
+
+
+def load_gpu(name: str) -> GPU:
+    """Find a GPU by file key, alias, full name or driver device name (case-insensitive)."""
+    wanted = _normalise(name)
+    names = _name_index()
     if wanted in names:
         return names[wanted]
-    near = difflib.get_close_matches(wanted, list(names), n=3, cutoff=0.4)
+    short = {n: g for n, g in names.items() if n in _short_names()}
+    near = difflib.get_close_matches(wanted, list(short), n=3, cutoff=0.4)
     hint = f"; did you mean {', '.join(near)}?" if near else ""
     raise UnknownGPUError(f"unknown GPU '{name}'{hint} (`roofcast gpus` lists them)")

@@ -1,6 +1,111 @@
-"""CLI verbs of this area; `register` adds them to the main app."""
+"""`analyze PATHS --gpu GPU`: every kernel's counts, intensity and bound, with the reason."""
+from __future__ import annotations
+
+import re
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from rich.console import Console
+
+from roofcast.cli.errors import EXIT_USAGE, fail
+from roofcast.cli.options import defines_or_fail, dims_or_fail, gpu_or_fail
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    sarif = "sarif"
+
+
+def analyze(
+    paths: Annotated[list[Path], typer.Argument(help="Kernel files or folders (.cu .cuh .cpp .c .h ...).")],
+    gpu: Annotated[str, typer.Option("--gpu", "-g", help="Target GPU (`roofcast gpus` lists them).")] = "a100",
+    define: Annotated[list[str] | None, typer.Option("--define", "-D", help="Bind a symbol: NAME=VALUE (repeatable).")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    predictor: Annotated[str | None, typer.Option(help="roofline | baseline | llm (default: best offline).")] = None,
+    block: Annotated[str | None, typer.Option(help="Launch block size, e.g. 256 or 16,16.")] = None,
+    grid: Annotated[str | None, typer.Option(help="Launch grid size, e.g. 4096 or 64,64.")] = None,
+    kernel: Annotated[str | None, typer.Option("--kernel", "-k", help="Only kernels whose name matches this regex.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file instead of stdout.")] = None,
+    llm: Annotated[str | None, typer.Option(help="Also ask this LLM (model name, or 'local').")] = None,
+    scenario: Annotated[str, typer.Option(help="LLM scenario when --llm is given.")] = "hybrid",
+) -> None:
+    """Analyze kernels statically and say whether each is compute- or bandwidth-bound."""
+    from roofcast.analyzer import SourceError
+    from roofcast.pipeline import analyze_paths
+    from roofcast.predictors import LaunchContext, get_predictor
+
+    target = gpu_or_fail(gpu)
+    defines = defines_or_fail(define)
+    context = LaunchContext(block=dims_or_fail(block, "--block"), grid=dims_or_fail(grid, "--grid"))
+    try:
+        pattern = re.compile(kernel) if kernel else None
+    except re.error as exc:
+        fail(f"bad --kernel regex '{kernel}': {exc}")
+    try:
+        chosen = get_predictor(predictor) if predictor else None
+    except (ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    try:
+        report = analyze_paths(paths, target, defines, chosen, context)
+    except SourceError as exc:
+        fail(str(exc))
+    for problem in report.problems:
+        print(f"roofcast: {'error' if problem.fatal else 'warning'}: {problem.file}: "
+              f"{problem.message.removeprefix(problem.file + ': ')}", file=sys.stderr)
+    if pattern is not None:
+        report.kernels = [k for k in report.kernels if pattern.search(k.ir.name)]
+    if not report.kernels:
+        fail(f"no kernels found in {', '.join(str(p) for p in paths)}", EXIT_USAGE)
+    if llm:
+        _add_llm(report, llm, scenario, target)
+    text = _render(report, fmt, output)
+    if text is not None:
+        if output:
+            output.write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    named_failures = [p for p in report.problems if p.fatal and Path(p.file) in set(paths)]
+    if named_failures:
+        raise typer.Exit(EXIT_USAGE)
+
+
+def _render(report, fmt: Format, output: Path | None) -> str | None:
+    from roofcast.cli import render
+
+    if fmt is Format.json:
+        return render.render_json(report)
+    if fmt is Format.csv:
+        return render.render_csv(report)
+    if fmt is Format.sarif:
+        import json
+
+        from roofcast.workflow.sarif import report_to_sarif
+
+        return json.dumps(report_to_sarif(report.to_json(), Path.cwd()), indent=2)
+    if output:
+        console = Console(file=open(output, "w", encoding="utf-8"), width=160)  # noqa: SIM115
+        render.render_table(report, console)
+        console.file.close()
+        return None
+    render.render_table(report, Console())
+    return None
+
+
+def _add_llm(report, model: str, scenario: str, gpu) -> None:
+    """The LLM's verdict beside the static one (roofcast.llm provides the predictor)."""
+    try:
+        from roofcast.llm.predictor import LLMPredictor  # type: ignore[import-not-found]
+    except ImportError:
+        fail("the LLM predictor is not available in this installation")
+    predictor = LLMPredictor(model=model, scenario=scenario)
+    for result in report.kernels:
+        result.extra_verdicts["llm"] = predictor.predict(result, gpu, None)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to `app` (filled in by the owner of this area)."""
+    app.command("analyze")(analyze)

@@ -1,6 +1,167 @@
-"""CLI verbs of this area; `register` adds them to the main app."""
+"""`roofcast evaluate`: score a predictor against profiled ground truth (a manifest CSV)."""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
 import typer
+
+from roofcast.cli.errors import fail
+
+if TYPE_CHECKING:
+    from roofcast.predictors.base import Predictor
+
+
+class EvalFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+def _pairs(items: Sequence[str] | None, what: str) -> dict[str, str]:
+    """['N=4096'] -> {'N': '4096'}; a malformed item is a one-line usage error."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            fail(f"malformed {what} '{item}': expected NAME=VALUE")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def load_predictor(name: str | None, options: dict[str, str]) -> Predictor:
+    """The named predictor (or the default: the best offline one); unknown -> one line."""
+    try:
+        from roofcast import predictors
+    except ImportError as exc:  # pragma: no cover - a broken install
+        fail(f"predictors unavailable: {exc}")
+    try:
+        if name is None and not options and hasattr(predictors, "default_predictor"):
+            return predictors.default_predictor()
+        getter = getattr(predictors, "get_predictor", None)
+        if getter is None:
+            fail("predictor registry (roofcast.predictors.get_predictor) is not available")
+        return getter(name, **options)
+    except typer.Exit:
+        raise
+    except (KeyError, ValueError, TypeError, LookupError) as exc:
+        message = exc.args[0] if exc.args else str(exc)
+        fail(f"predictor {name!r}: {message}")
+
+
+def _print_table(summary: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from roofcast.evaluation.tables import COUNT_HEAD, METRIC_HEAD, count_rows, metric_rows
+
+    console = Console()
+    table = Table(title=f"{summary['predictor']} on {summary['gpu']}: labels "
+                        f"({summary['n']}/{summary['rows']} rows matched)")
+    for head in METRIC_HEAD:
+        table.add_column(head, justify="left" if head == "set" else "right")
+    for row in metric_rows(summary):
+        table.add_row(*row)
+    console.print(table)
+    c = summary["confusion"]
+    console.print(
+        f"confusion (measured -> predicted): compute -> compute {c['compute']['compute']}, "
+        f"-> bandwidth {c['compute']['bandwidth']}; bandwidth -> compute "
+        f"{c['bandwidth']['compute']}, -> bandwidth {c['bandwidth']['bandwidth']}"
+    )
+    counts = Table(title="count accuracy of launch totals (MALE = mean |log10 error|)")
+    for head in COUNT_HEAD:
+        counts.add_column(head, justify="left" if head == "quantity" else "right")
+    for row in count_rows(summary):
+        counts.add_row(*row)
+    console.print(counts)
+    unmatched = summary["unmatched"]
+    if unmatched:
+        console.print(f"[bold]{len(unmatched)} unmatched row(s)[/] (count against coverage):")
+        for item in unmatched[:15]:
+            console.print(f"  {item['kernel']}: {item['reason']}", markup=False)
+        if len(unmatched) > 15:
+            console.print(f"  ... {len(unmatched) - 15} more (see --format json)")
+    if summary["failures"]:
+        console.print(f"[bold]{len(summary['failures'])} kernel(s) failed to analyze[/]"
+                      " (scored as misses)")
+    console.print(f"{summary['seconds']} s")
+
+
+def evaluate(
+    manifest: Annotated[Path, typer.Option("--manifest", "-m",
+                                           help="CSV with the columns of gpuFLOPBench dev.csv.")],
+    sources: Annotated[Path, typer.Option("--sources", "-s",
+                                          help="Folder with one sub-folder per target.")],
+    gpu: Annotated[str, typer.Option("--gpu", "-g", help="GPU the labels were measured on.")],
+    predictor: Annotated[str | None, typer.Option(
+        "--predictor", "-p", help="roofline, baseline or llm (default: best offline).")] = None,
+    option: Annotated[list[str] | None, typer.Option(
+        "--option", "-o", help="Predictor option KEY=VALUE (repeatable).")] = None,
+    define: Annotated[list[str] | None, typer.Option(
+        "--define", "-D", help="Bind a symbol for every kernel, NAME=VALUE.")] = None,
+    limit: Annotated[int | None, typer.Option(
+        "--limit", "-n", help="Score only the first N rows (after --balanced).")] = None,
+    balanced: Annotated[bool, typer.Option(
+        "--balanced", help="Equal compute/bandwidth rows per language (paper: 85 each).")
+    ] = False,
+    per_class: Annotated[int, typer.Option(
+        "--per-class", help="Rows per class per language with --balanced.")] = 85,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of --balanced sampling.")] = 0,
+    fmt: Annotated[EvalFormat, typer.Option("--format", "-f", help="table or json.")
+                   ] = EvalFormat.table,
+    report: Annotated[Path | None, typer.Option(
+        "--report", help="Write report.md/.html with PNG plots into this folder.")] = None,
+    kernel_timeout: Annotated[float, typer.Option(
+        "--kernel-timeout", help="Seconds per kernel before it is scored as a miss.")] = 60.0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Score a predictor against profiled labels and counts (e.g. gpuFLOPBench dev.csv)."""
+    from roofcast.evaluation.manifest import ManifestError, load_manifest
+    from roofcast.evaluation.runner import evaluate as run_evaluation
+    from roofcast.evaluation.sampling import balanced_sample
+    from roofcast.gpu_specs import UnknownGPUError, load_gpu
+
+    if limit is not None and limit < 1:
+        fail("--limit must be at least 1")
+    if per_class < 1:
+        fail("--per-class must be at least 1")
+    if not sources.is_dir():
+        fail(f"--sources {sources}: no such folder")
+    try:
+        target_gpu = load_gpu(gpu)
+    except UnknownGPUError as exc:
+        fail(str(exc))
+    try:
+        rows = load_manifest(manifest)
+    except ManifestError as exc:
+        fail(str(exc))
+    defines = _pairs(define, "--define")
+    chosen = load_predictor(predictor, _pairs(option, "--option"))
+    if balanced:
+        rows = balanced_sample(rows, per_class=per_class, seed=seed)
+    if limit is not None:
+        rows = rows[:limit]
+    result = run_evaluation(rows, sources, target_gpu, chosen, defines=defines,
+                            progress=not quiet, kernel_timeout=kernel_timeout)
+    summary = result.to_json()
+    if balanced:
+        summary["sampling"] = {"balanced": True, "per_class": per_class, "seed": seed}
+    if report is not None:
+        from roofcast.evaluation.report import write_report
+
+        try:
+            write_report(result, report, summary)
+        except OSError as exc:
+            fail(f"--report {report}: {exc.strerror or exc}")
+    if fmt is EvalFormat.json:
+        typer.echo(json.dumps(summary, indent=2))
+    else:
+        _print_table(summary)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to `app` (filled in by the owner of this area)."""
+    """Add `evaluate` to the main app."""
+    app.command("evaluate")(evaluate)

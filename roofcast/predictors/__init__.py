@@ -1,1 +1,39 @@
+"""Predictors by name: `roofline` (analytic), `baseline` (learned), `llm`."""
+from __future__ import annotations
 
+from roofcast.predictors.base import LaunchContext, Predictor, Verdict
+
+__all__ = ["LaunchContext", "Predictor", "Verdict", "available", "default_predictor", "get_predictor"]
+
+
+def available() -> list[str]:
+    return ["baseline", "roofline", "llm"]
+
+
+def get_predictor(name: str, **options) -> Predictor:
+    """Build a predictor; unknown names raise ValueError with the choices."""
+    if name == "roofline":
+        from roofcast.predictors.roofline import RooflinePredictor
+
+        return RooflinePredictor()
+    if name == "baseline":
+        from roofcast.predictors.learned import LearnedPredictor
+
+        return LearnedPredictor.load(options.get("model_path"))
+    if name == "llm":
+        from roofcast.llm.predictor import LLMPredictor  # type: ignore[import-not-found]
+
+        return LLMPredictor(**options)
+    raise ValueError(f"unknown predictor '{name}' (choose from {', '.join(available())})")
+
+
+def default_predictor() -> Predictor:
+    """The best offline predictor: the learned baseline when its model ships, else the rule."""
+    try:
+        from roofcast.predictors.learned import LearnedPredictor
+
+        return LearnedPredictor.load(None)
+    except (ImportError, FileNotFoundError):
+        from roofcast.predictors.roofline import RooflinePredictor
+
+        return RooflinePredictor()

@@ -1,0 +1,180 @@
+"""CUDA kernels: every `__global__` function (templates too), its parameters, signature,
+the `__device__` functions it reaches (networkx call graph) and host launch sites."""
+from __future__ import annotations
+
+from functools import cache
+import networkx as nx
+import tree_sitter
+
+from roofcast.analyzer.context import Context
+from roofcast.analyzer.index import FileIndex, FunctionInfo
+from roofcast.analyzer.model import KernelIR, LaunchSite, Param
+from roofcast.analyzer.parsing import language, node_text
+
+_CALLS = "(call_expression function: [(identifier) (qualified_identifier) (template_function)] @callee)"
+_LAUNCHES = "(call_expression (kernel_call_syntax)) @launch"
+MAX_HOST_CONTEXT_CHARS = 6000
+
+
+@cache
+def _query(grammar: str, text: str) -> tree_sitter.Query:
+    return tree_sitter.Query(language(grammar), text)
+
+
+def parameters(func: tree_sitter.Node) -> list[Param]:
+    """Declared parameters of a function definition, types normalised like a demangler prints them."""
+    declarator = func.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    params_node = declarator.child_by_field_name("parameters") if declarator else None
+    params: list[Param] = []
+    for p in params_node.named_children if params_node else []:
+        if not p.type.endswith("parameter_declaration"):
+            continue
+        type_node = p.child_by_field_name("type")
+        base = node_text(type_node) if type_node else "int"
+        prefix = [node_text(c) for c in p.children if c.type == "type_qualifier"]
+        d = p.child_by_field_name("declarator")
+        stars = ""
+        name = ""
+        while d is not None:
+            if d.type == "pointer_declarator":
+                stars += "*"
+            elif d.type in ("array_declarator", "abstract_array_declarator"):
+                stars += "*"
+            elif d.type in ("reference_declarator",):
+                stars += "&"
+            elif d.type in ("identifier",):
+                name = node_text(d)
+                break
+            nxt = d.child_by_field_name("declarator")
+            if nxt is None:
+                named = [c for c in d.named_children if c.type == "identifier"]
+                name = node_text(named[0]) if named else name
+                break
+            d = nxt
+        quals = [q for q in prefix if q in ("const", "volatile")]
+        type_text = " ".join([*quals, base]) + (" " + stars if stars else "")
+        params.append(Param(name=name, type=type_text, is_pointer="*" in stars))
+    return params
+
+
+def signature(name: str, params: list[Param]) -> str:
+    return f"{name}({', '.join(p.type for p in params)})"
+
+
+def callees(func: tree_sitter.Node, grammar: str) -> list[str]:
+    body = func.child_by_field_name("body")
+    if body is None:
+        return []
+    caps = tree_sitter.QueryCursor(_query(grammar, _CALLS)).captures(body)
+    names = []
+    for node in caps.get("callee", []):
+        if node.type == "template_function":
+            node = node.child_by_field_name("name") or node
+        names.append(node_text(node).split("::")[-1])
+    return names
+
+
+def device_closure(kernel: FunctionInfo, context: Context) -> list[FunctionInfo]:
+    """`__device__` (or plain, inlinable) functions reachable from the kernel, in BFS order."""
+    graph = nx.DiGraph()
+    graph.add_node(kernel.name)
+    frontier = [kernel]
+    infos: dict[str, FunctionInfo] = {}
+    while frontier:
+        fn = frontier.pop(0)
+        for callee in callees(fn.node, context.grammar):
+            target = context.callable(callee, -1)
+            if target is None or target.is_kernel:
+                continue
+            graph.add_edge(fn.name, target.name)
+            if target.name not in infos:
+                infos[target.name] = target
+                frontier.append(target)
+    order = [n for n in nx.bfs_tree(graph, kernel.name) if n != kernel.name]
+    return [infos[n] for n in order if n in infos]
+
+
+def launch_sites(index: FileIndex) -> list[tuple[str, LaunchSite, tree_sitter.Node]]:
+    if index.grammar != "cuda":
+        return []
+    caps = tree_sitter.QueryCursor(_query("cuda", _LAUNCHES)).captures(index.tree.root_node)
+    sites = []
+    for call in caps.get("launch", []):
+        fn = call.child_by_field_name("function")
+        config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
+        args = call.child_by_field_name("arguments")
+        if fn is None or config is None:
+            continue
+        if fn.type == "template_function":
+            fn = fn.child_by_field_name("name") or fn
+        cfg = [node_text(c) for c in config.named_children]
+        site = LaunchSite(
+            file=str(index.path),
+            line=call.start_point[0] + 1,
+            grid=cfg[0] if cfg else "",
+            block=cfg[1] if len(cfg) > 1 else "",
+            args=tuple(node_text(a) for a in args.named_children) if args else (),
+        )
+        sites.append((node_text(fn).split("::")[-1], site, call))
+    return sites
+
+
+def _enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    return node
+
+
+LaunchMap = dict[str, list[tuple[LaunchSite, tree_sitter.Node]]]
+
+
+def launch_map(indices: list[FileIndex]) -> LaunchMap:
+    """Kernel name -> host launch sites, over the given files."""
+    launches: LaunchMap = {}
+    for other in indices:
+        for name, site, node in launch_sites(other):
+            launches.setdefault(name, []).append((site, node))
+    return launches
+
+
+def kernels_in(index: FileIndex, context: Context, launches: LaunchMap) -> list[KernelIR]:
+    kernels = []
+    for fn in index.functions:
+        if not fn.is_kernel:
+            continue
+        params = parameters(fn.node)
+        closure = device_closure(fn, context)
+        sites = launches.get(fn.bare_name, [])
+        host = ""
+        if sites:
+            host_fn = _enclosing_function(sites[0][1])
+            host = node_text(host_fn)[:MAX_HOST_CONTEXT_CHARS] if host_fn is not None else ""
+        kernels.append(
+            KernelIR(
+                name=fn.bare_name,
+                file=str(index.path),
+                line=fn.line,
+                end_line=fn.node.end_point[0] + 1,
+                language="cuda",
+                signature=signature(fn.bare_name, params),
+                params=params,
+                source=_with_template(fn.node),
+                device_functions=[d.name for d in closure],
+                device_sources=[node_text(d.node) for d in closure],
+                template_params=fn.template_params,
+                launches=[s for s, _ in sites],
+                host_context=host,
+                ast=fn.node,
+                context=context,
+            )
+        )
+    return kernels
+
+
+def _with_template(func: tree_sitter.Node) -> str:
+    parent = func.parent
+    if parent is not None and parent.type == "template_declaration":
+        return node_text(parent)
+    return node_text(func)

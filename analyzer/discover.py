@@ -1,0 +1,134 @@
+"""Find kernels in files and folders: CUDA `__global__` functions and OpenMP target regions.
+
+Each file is parsed once; headers it includes from the same tree are indexed too, so the
+kernel's macros, typedefs and `__device__` callees are visible to feature counting.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from roofcast.analyzer import cuda, openmp
+from roofcast.analyzer.context import Context
+from roofcast.analyzer.index import FileIndex, build_index
+from roofcast.analyzer.model import FileProblem, KernelIR
+from roofcast.analyzer.parsing import parse
+from roofcast.analyzer.sources import (
+    KERNEL_SUFFIXES,
+    SourceError,
+    expand_paths,
+    read_source,
+)
+
+MAX_INCLUDE_DEPTH = 8
+
+
+@dataclass
+class DiscoveryResult:
+    kernels: list[KernelIR] = field(default_factory=list)
+    problems: list[FileProblem] = field(default_factory=list)
+    files: int = 0
+
+
+class _Indexer:
+    """Parses and indexes each file at most once; resolves quoted includes."""
+
+    def __init__(self) -> None:
+        self.indices: dict[Path, FileIndex | None] = {}
+        self.by_name: dict[str, list[Path]] = {}
+        self.problems: list[FileProblem] = []
+
+    def index(self, path: Path) -> FileIndex | None:
+        key = path.resolve()
+        if key in self.indices:
+            return self.indices[key]
+        self.indices[key] = None
+        try:
+            source = read_source(path)
+        except SourceError as exc:
+            self.problems.append(FileProblem(str(path), str(exc)))
+            return None
+        if source.warning:
+            self.problems.append(FileProblem(str(path), source.warning, fatal=False))
+        tree = parse(source.text, source.grammar)
+        index = build_index(path, source.grammar, tree)
+        self.indices[key] = index
+        self.by_name.setdefault(path.name, []).append(key)
+        return index
+
+    def visible(self, index: FileIndex, roots: Sequence[Path]) -> list[FileIndex]:
+        """The file's own index, then every quoted include found next to it or under a root."""
+        out = [index]
+        seen = {index.path.resolve()}
+        frontier = [(index, 0)]
+        while frontier:
+            current, depth = frontier.pop(0)
+            if depth >= MAX_INCLUDE_DEPTH:
+                continue
+            for include in current.includes:
+                target = self._resolve_include(current.path, include, roots)
+                if target is None or target in seen:
+                    continue
+                seen.add(target)
+                child = self.index(target)
+                if child is not None:
+                    out.append(child)
+                    frontier.append((child, depth + 1))
+        return out
+
+    def _resolve_include(self, origin: Path, include: str, roots: Sequence[Path]) -> Path | None:
+        candidates = [origin.parent / include] + [root / include for root in roots]
+        for candidate in candidates:
+            if candidate.is_file() and candidate.suffix.lower() in KERNEL_SUFFIXES | {""}:
+                return candidate.resolve()
+        known = self.by_name.get(Path(include).name)
+        return known[0] if known else None
+
+
+def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) -> DiscoveryResult:
+    """All kernels under `paths`. Raises SourceError only for a path that does not exist."""
+    files = expand_paths(paths)
+    roots = [p if p.is_dir() else p.parent for p in paths]
+    indexer = _Indexer()
+    result = DiscoveryResult(files=len(files))
+    for path in files:
+        indexer.index(path)
+    seen_kernels: set[tuple[Path, int, str]] = set()
+    listed = frozenset(p.resolve() for p in files)
+    launches_by_dir: dict[Path, cuda.LaunchMap] = {}
+
+    def launches_near(path: Path) -> cuda.LaunchMap:
+        """Launch sites in the kernel's own folder: where its host code lives."""
+        folder = path.resolve().parent
+        if folder not in launches_by_dir:
+            near = [i for k, i in indexer.indices.items() if i is not None and k.parent == folder]
+            launches_by_dir[folder] = cuda.launch_map(near)
+        return launches_by_dir[folder]
+
+    for path in files:
+        index = indexer.indices.get(path.resolve())
+        if index is None:
+            continue
+        visible = indexer.visible(index, roots)
+        context = Context.merge(visible)
+        found: list[KernelIR] = []
+        # Kernels defined in included headers of the same tree belong to the analysis too.
+        for source_index in visible:
+            if source_index is not index and source_index.path.resolve() in listed:
+                continue
+            if source_index.grammar == "cuda":
+                found.extend(cuda.kernels_in(source_index, context, launches_near(source_index.path)))
+            found.extend(openmp.regions_in(source_index, context))
+        for kernel in found:
+            key = (Path(kernel.file).resolve(), kernel.line, kernel.name)
+            if key not in seen_kernels:
+                seen_kernels.add(key)
+                result.kernels.append(kernel)
+        if index.tree.root_node.has_error:
+            result.problems.append(
+                FileProblem(str(path), "parts of the file did not parse; counted what did", fatal=False)
+            )
+    result.problems[:0] = indexer.problems
+    result.kernels.sort(key=lambda k: (k.file, k.line))
+    return result

@@ -1,0 +1,234 @@
+"""Per-file index of what counting needs besides the kernel body: macros, constants, typedefs,
+struct layouts, functions (with CUDA qualifiers) and file-level variables.
+
+Built with tree-sitter queries (C speed) rather than a Python walk of every node.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import tree_sitter
+
+from roofcast.analyzer.parsing import language, node_text
+
+_QUERY_TEXT = """
+(function_definition) @function
+(preproc_def) @macro
+(preproc_call) @pragma
+(type_definition) @typedef
+(alias_declaration) @alias
+(struct_specifier body: (field_declaration_list)) @struct
+(class_specifier body: (field_declaration_list)) @struct
+(preproc_include path: (string_literal) @include)
+(translation_unit (declaration) @global)
+(declaration_list (declaration) @global)
+"""
+
+CUDA_QUALIFIERS = frozenset({"__global__", "__device__", "__host__"})
+
+
+@cache
+def _query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(language(grammar), _QUERY_TEXT)
+
+
+@dataclass
+class FunctionInfo:
+    """A function definition: name as written (maybe qualified), its CUDA qualifiers, template
+    parameters and the parse node (kept for counting; never serialised)."""
+
+    name: str
+    file: Path
+    line: int
+    qualifiers: frozenset[str]
+    template_params: list[str]
+    node: tree_sitter.Node
+
+    @property
+    def bare_name(self) -> str:
+        return self.name.split("::")[-1]
+
+    @property
+    def is_kernel(self) -> bool:
+        return "__global__" in self.qualifiers
+
+    @property
+    def is_device(self) -> bool:
+        return "__device__" in self.qualifiers
+
+
+@dataclass
+class FileIndex:
+    path: Path
+    grammar: str
+    tree: tree_sitter.Tree
+    macros: dict[str, str] = field(default_factory=dict)
+    typedefs: dict[str, str] = field(default_factory=dict)
+    structs: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    functions: list[FunctionInfo] = field(default_factory=list)
+    pragmas: list[tree_sitter.Node] = field(default_factory=list)
+    includes: list[str] = field(default_factory=list)
+    globals: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (type, declarator)
+    constants: dict[str, str] = field(default_factory=dict)  # const/constexpr scalars: name -> init
+
+    @property
+    def error_count(self) -> int:
+        return 1 if self.tree.root_node.has_error else 0
+
+
+def function_name(func: tree_sitter.Node) -> str | None:
+    """Name of a function_definition: the declarator's identifier (qualified if written so)."""
+    decl = func.child_by_field_name("declarator")
+    while decl is not None and decl.type not in ("function_declarator",):
+        decl = decl.child_by_field_name("declarator")
+    if decl is None:
+        return None
+    inner = decl.child_by_field_name("declarator")
+    if inner is None:
+        return None
+    if inner.type == "template_function":
+        inner = inner.child_by_field_name("name") or inner
+    return node_text(inner)
+
+
+def _template_params(func: tree_sitter.Node) -> list[str]:
+    parent = func.parent
+    if parent is None or parent.type != "template_declaration":
+        return []
+    params = parent.child_by_field_name("parameters")
+    names: list[str] = []
+    for p in params.named_children if params else []:
+        for c in p.named_children:
+            if c.type in ("type_identifier", "identifier"):
+                names.append(node_text(c))
+                break
+    return names
+
+
+def _qualifiers(func: tree_sitter.Node) -> frozenset[str]:
+    found = set()
+    for child in func.children:
+        if child.type in CUDA_QUALIFIERS:
+            found.add(child.type)
+        elif child.type == "function_declarator":
+            break
+        elif child.type in ("type_identifier", "identifier", "attribute_specifier"):
+            text = node_text(child)
+            if text in CUDA_QUALIFIERS:
+                found.add(text)
+    parent = func.parent
+    # `template<...> __global__` sometimes leaves the qualifier outside, before the template.
+    if parent is not None and parent.type == "template_declaration":
+        for child in parent.children:
+            if child.type in CUDA_QUALIFIERS:
+                found.add(child.type)
+    return frozenset(found)
+
+
+_IDENT = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def build_index(path: Path, grammar: str, tree: tree_sitter.Tree) -> FileIndex:
+    index = FileIndex(path=path, grammar=grammar, tree=tree)
+    captures = tree_sitter.QueryCursor(_query(grammar)).captures(tree.root_node)
+    for node in captures.get("macro", []):
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name is not None:
+            index.macros[node_text(name)] = node_text(value).strip() if value else ""
+    for node in captures.get("typedef", []):
+        type_node = node.child_by_field_name("type")
+        for decl in node.children_by_field_name("declarator"):
+            alias = node_text(decl).strip("* ")
+            if type_node is not None and _IDENT.match(alias):
+                index.typedefs[alias] = _type_name(type_node)
+                if type_node.type in ("struct_specifier", "class_specifier"):
+                    fields = _struct_fields(type_node)
+                    if fields:
+                        index.structs[alias] = fields
+    for node in captures.get("alias", []):
+        name = node.child_by_field_name("name")
+        type_node = node.child_by_field_name("type")
+        if name is not None and type_node is not None:
+            index.typedefs[node_text(name)] = node_text(type_node)
+    for node in captures.get("struct", []):
+        name = node.child_by_field_name("name")
+        if name is not None:
+            index.structs[node_text(name)] = _struct_fields(node)
+    for node in captures.get("include", []):
+        index.includes.append(node_text(node).strip('"'))
+    for node in captures.get("global", []):
+        _index_global(node, index)
+    index.pragmas = [
+        n for n in captures.get("pragma", []) if node_text(n).lstrip("# \t").startswith("pragma")
+    ]
+    for node in captures.get("function", []):
+        name = function_name(node)
+        if not name:
+            continue
+        index.functions.append(
+            FunctionInfo(
+                name=name,
+                file=path,
+                line=node.start_point[0] + 1,
+                qualifiers=_qualifiers(node),
+                template_params=_template_params(node),
+                node=node,
+            )
+        )
+    return index
+
+
+def _type_name(type_node: tree_sitter.Node) -> str:
+    if type_node.type in ("struct_specifier", "class_specifier"):
+        name = type_node.child_by_field_name("name")
+        return node_text(name) if name is not None else "struct"
+    return node_text(type_node)
+
+
+def _struct_fields(node: tree_sitter.Node) -> list[tuple[str, str, str]]:
+    """(type, name, array size text) per field."""
+    body = node.child_by_field_name("body")
+    fields: list[tuple[str, str, str]] = []
+    for decl in body.named_children if body else []:
+        if decl.type != "field_declaration":
+            continue
+        type_node = decl.child_by_field_name("type")
+        for d in decl.children_by_field_name("declarator"):
+            size = ""
+            pointer = False
+            while d.type in ("array_declarator", "pointer_declarator"):
+                if d.type == "array_declarator":
+                    s = d.child_by_field_name("size")
+                    size = node_text(s) if s else size
+                else:
+                    pointer = True
+                d = d.child_by_field_name("declarator")
+            type_text = node_text(type_node) if type_node else "int"
+            fields.append((type_text + ("*" if pointer else ""), node_text(d), size))
+    return fields
+
+
+def _index_global(node: tree_sitter.Node, index: FileIndex) -> None:
+    type_node = node.child_by_field_name("type")
+    if type_node is None:
+        return
+    text_before = node_text(node).split("=")[0]
+    is_const = "const" in text_before.split() or "constexpr" in text_before
+    for decl in node.children_by_field_name("declarator"):
+        if decl.type == "function_declarator":
+            continue
+        value = decl.child_by_field_name("value") if decl.type == "init_declarator" else None
+        inner = decl.child_by_field_name("declarator") if decl.type == "init_declarator" else decl
+        name_node = inner
+        while name_node is not None and name_node.type not in ("identifier", "field_identifier"):
+            name_node = name_node.child_by_field_name("declarator")
+        if name_node is None:
+            continue
+        name = node_text(name_node)
+        index.globals[name] = (node_text(type_node), node_text(node))
+        if is_const and value is not None and inner is not None and inner.type == "identifier":
+            index.constants[name] = node_text(value)

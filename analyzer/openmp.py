@@ -1,0 +1,104 @@
+"""OpenMP offload regions: every `#pragma omp target ...` that launches a kernel, with its loop
+nest, named by the enclosing function and identified by the pragma's line (as compilers name
+offload entries: `__omp_offloading_<dev>_<file>_<function>_l<line>`)."""
+from __future__ import annotations
+
+import re
+
+import tree_sitter
+
+from roofcast.analyzer.context import Context
+from roofcast.analyzer.cuda import parameters, signature
+from roofcast.analyzer.index import FileIndex, function_name
+from roofcast.analyzer.model import KernelIR
+from roofcast.analyzer.parsing import node_text
+
+_NOT_KERNELS = {"data", "update", "enter", "exit"}
+_WORKSHARE = {"distribute", "for", "loop"}
+_COLLAPSE = re.compile(r"collapse\s*\(\s*(\d+)\s*\)")
+MAX_HOST_CONTEXT_CHARS = 6000
+
+
+def pragma_words(node: tree_sitter.Node) -> list[str]:
+    """`#pragma omp target teams distribute parallel for \\` ... -> ['omp', 'target', ...]."""
+    text = node_text(node).replace("\\\r\n", " ").replace("\\\n", " ")
+    text = text.lstrip().removeprefix("#").lstrip().removeprefix("pragma")
+    return re.findall(r"[A-Za-z_]\w*|\(|\)", text.split("//")[0])
+
+
+def is_target_kernel(words: list[str]) -> bool:
+    return len(words) >= 2 and words[0] == "omp" and words[1] == "target" and (
+        len(words) == 2 or words[2] not in _NOT_KERNELS
+    )
+
+
+def directive(words: list[str]) -> set[str]:
+    """The directive names before the first clause."""
+    names = set()
+    for word in words[1:]:
+        if word == "(":
+            break
+        names.add(word)
+    return names
+
+
+def collapse_of(words: list[str], text: str) -> int:
+    match = _COLLAPSE.search(text)
+    return int(match.group(1)) if match else 1
+
+
+def following_statement(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    sibling = node.next_named_sibling
+    while sibling is not None and (sibling.type == "comment" or sibling.type == "preproc_call"):
+        if sibling.type == "preproc_call" and "omp" not in node_text(sibling):
+            sibling = sibling.next_named_sibling
+            continue
+        if sibling.type == "comment":
+            sibling = sibling.next_named_sibling
+            continue
+        break
+    return sibling
+
+
+def _enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    while node is not None and node.type not in ("function_definition", "lambda_expression"):
+        node = node.parent
+    while node is not None and node.type == "lambda_expression":
+        node = node.parent
+        while node is not None and node.type != "function_definition":
+            node = node.parent
+    return node
+
+
+def regions_in(index: FileIndex, context: Context) -> list[KernelIR]:
+    regions = []
+    for pragma in index.pragmas:
+        words = pragma_words(pragma)
+        if not is_target_kernel(words):
+            continue
+        statement = following_statement(pragma)
+        func = _enclosing_function(pragma)
+        if statement is None or func is None:
+            continue
+        name = function_name(func) or "<unknown>"
+        params = parameters(func)
+        text = node_text(pragma).strip()
+        collapse = collapse_of(words, text) if directive(words) & _WORKSHARE else 0
+        regions.append(
+            KernelIR(
+                name=name.split("::")[-1] if "operator" not in name else name,
+                file=str(index.path),
+                line=pragma.start_point[0] + 1,
+                end_line=statement.end_point[0] + 1,
+                language="openmp",
+                signature=signature(name, params),
+                params=params,
+                source=text + "\n" + node_text(statement),
+                pragma=text,
+                collapse=collapse,
+                host_context=node_text(func)[:MAX_HOST_CONTEXT_CHARS],
+                ast=(pragma, statement, func),
+                context=context,
+            )
+        )
+    return regions

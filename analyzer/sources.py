@@ -1,0 +1,75 @@
+"""Reading kernel files: expand folders, refuse binary or non-UTF-8 input with one clear line."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+CUDA_SUFFIXES = frozenset({".cu", ".cuh"})
+CPP_SUFFIXES = frozenset({".cpp", ".cc", ".cxx", ".c", ".c++"})
+HEADER_SUFFIXES = frozenset({".h", ".hpp", ".hh", ".hxx", ".inl"})
+KERNEL_SUFFIXES = CUDA_SUFFIXES | CPP_SUFFIXES | HEADER_SUFFIXES
+
+
+class SourceError(Exception):
+    """A path that cannot be analysed at all (missing, unreadable, binary, not UTF-8)."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path
+    text: str
+    warning: str = ""
+
+    @property
+    def grammar(self) -> str:
+        """CUDA files and headers use the CUDA grammar (a C++ superset); C/C++ files the C++ one."""
+        return "cpp" if self.path.suffix.lower() in CPP_SUFFIXES else "cuda"
+
+
+def expand_paths(paths: Iterable[Path]) -> list[Path]:
+    """Files as given (any suffix) plus kernel-suffixed files under folders, sorted, unique."""
+    out: list[Path] = []
+    for path in paths:
+        if not path.exists():
+            raise SourceError(f"{path}: no such file or directory")
+        if path.is_dir():
+            found = sorted(
+                p for p in path.rglob("*")
+                if p.suffix.lower() in KERNEL_SUFFIXES and p.is_file() and not _hidden(p, path)
+            )
+            out.extend(found)
+        else:
+            out.append(path)
+    seen: set[Path] = set()
+    unique = []
+    for p in out:
+        key = p.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(p)
+    return unique
+
+
+def _hidden(path: Path, root: Path) -> bool:
+    return any(part.startswith(".") for part in path.relative_to(root).parts)
+
+
+def read_source(path: Path) -> SourceFile:
+    """Read one file as UTF-8 text; binary or undecodable content is a SourceError."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if b"\0" in data[:8192]:
+        raise SourceError(f"{path}: binary file, not source code")
+    try:
+        return SourceFile(path=path, text=data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        first_bad = exc.start
+    text = data.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd")
+    # A stray Latin-1 byte in a comment is common in real code; mostly-foreign bytes are not source.
+    if bad > max(2, len(data) // 200):
+        raise SourceError(f"{path}: not UTF-8 text (first bad byte at offset {first_bad})")
+    return SourceFile(path=path, text=text, warning=f"{bad} non-UTF-8 byte(s) replaced")

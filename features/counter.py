@@ -1,0 +1,1165 @@
+"""The one visitor: walks a kernel body and counts what one thread (or iteration) does.
+
+Counts accumulate per loop context (the tuple of enclosing loop frames), so sympy is touched
+once per distinct context at the end rather than once per node: counting stays near parse speed.
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+
+import sympy
+import tree_sitter
+
+from roofcast.analyzer.model import KernelIR
+from roofcast.analyzer.parsing import language, node_text, parse
+from roofcast.features import mathfuncs as mf
+from roofcast.features.ctypes import BOOL, DOUBLE, FLOAT, INT, LONG, UNKNOWN, CType, TypeResolver, promote
+from roofcast.features.symbolic import (
+    BUILTIN_VECTORS,
+    builtin,
+    symbol,
+    unknown_trip_symbol,
+    zero_thread_position,
+)
+from roofcast.features.vector import FeatureVector
+
+MAX_INLINE_DEPTH = 8
+_ARITH = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"}
+_COMPARE = {"<", "<=", ">", ">=", "==", "!="}
+_ASSIGN_OPS = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "<<=": "<<", ">>=": ">>",
+               "&=": "&", "|=": "|", "^=": "^"}
+_ASSIGNED_QUERY = """
+(assignment_expression left: (identifier) @name)
+(update_expression argument: (identifier) @name)
+(init_declarator declarator: (identifier) @name)
+(init_declarator declarator: (pointer_declarator declarator: (identifier) @name))
+(declaration declarator: (identifier) @name)
+(declaration declarator: (array_declarator declarator: (identifier) @name))
+"""
+_FLOAT_LITERAL = re.compile(r"^[0-9.]*([0-9]\.|\.[0-9]|[eE][+-]?[0-9])")
+
+
+@cache
+def _assigned_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(language(grammar), _ASSIGNED_QUERY)
+
+
+@dataclass
+class Var:
+    """What the visitor knows of a name in scope."""
+
+    type: CType
+    space: str = "scalar"  # global | shared | constant | local | scalar
+    value: sympy.Expr | None = None  # integer value, for trip counts
+    deps: frozenset[str] = frozenset()
+    loaded: bool = False  # derived from a global load (indirection)
+    alias: str = ""  # the caller's name of a pointer bound by an inlined call
+
+
+@dataclass
+class Frame:
+    id: int
+    trip: sympy.Expr
+    assigned: frozenset[str]
+
+
+@dataclass
+class _Tally:
+    by_key: dict[tuple[int, ...], float] = field(default_factory=lambda: defaultdict(float))
+
+    def add(self, key: tuple[int, ...], n: float) -> None:
+        self.by_key[key] += n
+
+
+class KernelCounter:
+    def __init__(self, ir: KernelIR, defines: Mapping[str, str]) -> None:
+        self.ir = ir
+        self.ctx = ir.context
+        self.grammar = self.ctx.grammar if self.ctx is not None else "cuda"
+        self.defines = dict(defines)
+        template_types = {
+            t: self.defines.get(t, "float") for t in ir.template_params
+        }
+        self.types = TypeResolver(
+            self.ctx.typedefs if self.ctx else {}, self.ctx.structs if self.ctx else {}, template_types
+        )
+        self.fv = FeatureVector(templated=bool(ir.template_params))
+        self.scopes: list[dict[str, Var]] = [{}]
+        self.frames: list[Frame] = []
+        self.trips: dict[int, sympy.Expr] = {}
+        self.tallies: dict[str, _Tally] = defaultdict(_Tally)
+        self.special: dict[tuple[str, str], _Tally] = defaultdict(_Tally)
+        self.access_state: dict[tuple, set[str]] = {}
+        self.array_indices: dict[tuple[str, tuple[int, ...]], set[str]] = defaultdict(set)
+        self.arrays: set[str] = set()
+        self.inline_depth = 0
+        self.call_counter = 0
+        self.next_atomic = False
+        self.macro_values: dict[str, sympy.Expr | None] = {}
+        self.max_depth = 0
+
+    # ---------------------------------------------------------------- tallies
+    @property
+    def key(self) -> tuple[int, ...]:
+        return tuple(f.id for f in self.frames)
+
+    def add(self, name: str, n: float = 1, key: tuple[int, ...] | None = None) -> None:
+        self.tallies[name].add(self.key if key is None else key, n)
+
+    def add_flops(self, precision: str, n: float = 1) -> None:
+        if precision in ("hp", "sp", "dp"):
+            self.add(f"flops_{precision}", n)
+
+    def add_special(self, kind: str, precision: str) -> None:
+        if precision not in ("hp", "sp", "dp"):
+            precision = "sp"
+        self.special[(kind, precision)].add(self.key, 1)
+
+    def total(self, tally: _Tally) -> sympy.Expr:
+        out = sympy.Integer(0)
+        for key, count in tally.by_key.items():
+            term = sympy.Integer(int(count)) if float(count).is_integer() else sympy.Float(count)
+            for frame_id in key:
+                term = term * self.trips[frame_id]
+            out += term
+        return out
+
+    # ---------------------------------------------------------------- scopes
+    def lookup(self, name: str) -> Var | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def declare(self, name: str, var: Var) -> None:
+        self.scopes[-1][name] = var
+
+    def global_var(self, name: str) -> Var | None:
+        """A name the kernel does not declare: a macro, a constant or a file-level variable."""
+        if self.ctx is None:
+            return None
+        if name in self.defines:
+            value = _number(self.defines[name])
+            return Var(INT if value is None or value.is_integer else DOUBLE, value=value)
+        if name in self.ctx.macros or name in self.ctx.constants:
+            value = self.macro_value(name)
+            text = self.ctx.macros.get(name, self.ctx.constants.get(name, ""))
+            kind = FLOAT if text.rstrip().endswith(("f", "F")) and "." in text else (
+                DOUBLE if _FLOAT_LITERAL.match(text.strip("() ")) else INT)
+            return Var(kind, value=value if kind is INT else None)
+        if name in self.ctx.globals:
+            type_text, decl = self.ctx.globals[name]
+            t = self.types.parse(type_text + ("*" if "[" in decl.split("=")[0] else ""))
+            space = "constant" if "__constant__" in decl else ("global" if t.pointer else "scalar")
+            return Var(t, space=space)
+        return None
+
+    def macro_value(self, name: str, depth: int = 0) -> sympy.Expr | None:
+        if name in self.macro_values:
+            return self.macro_values[name]
+        self.macro_values[name] = None
+        text = self.ctx.macros.get(name) if name in self.ctx.macros else self.ctx.constants.get(name)
+        if not text or depth > 10:
+            return None
+        tree = parse(f"int __roofcast_macro = ({text});", "cpp")
+        decl = tree.root_node.named_children[0] if tree.root_node.named_children else None
+        init = None
+        if decl is not None:
+            for d in decl.children_by_field_name("declarator"):
+                init = d.child_by_field_name("value")
+        value = self.value(init) if init is not None else None
+        self.macro_values[name] = value
+        return value
+
+    # ---------------------------------------------------------------- values
+    def value(self, node: tree_sitter.Node | None) -> sympy.Expr | None:
+        """The integer value of an expression as sympy, or None when unknown or data-dependent."""
+        if node is None:
+            return None
+        t = node.type
+        if t == "number_literal":
+            return _number(node_text(node))
+        if t == "identifier":
+            name = node_text(node)
+            var = self.lookup(name)
+            if var is None:
+                var = self.global_var(name)
+                if var is None:
+                    return symbol(name)
+            if var.loaded:
+                return None
+            return var.value
+        if t == "field_expression":
+            base = node.child_by_field_name("argument")
+            member = node.child_by_field_name("field")
+            if base is not None and member is not None and node_text(base) in BUILTIN_VECTORS:
+                return builtin(node_text(base), node_text(member))
+            return None
+        if t in ("parenthesized_expression",):
+            inner = node.named_children
+            return self.value(inner[0]) if inner else None
+        if t == "cast_expression":
+            return self.value(node.child_by_field_name("value"))
+        if t == "binary_expression":
+            a = self.value(node.child_by_field_name("left"))
+            b = self.value(node.child_by_field_name("right"))
+            if a is None or b is None:
+                return None
+            op = node_text(node.child_by_field_name("operator"))
+            try:
+                if op == "+":
+                    return a + b
+                if op == "-":
+                    return a - b
+                if op == "*":
+                    return a * b
+                if op == "/":
+                    return a / b if b != 0 else None
+                if op == "<<":
+                    return a * 2**b
+                if op == ">>":
+                    return a / 2**b
+                if op == "%":
+                    return a % b if a.is_number and b.is_number and b != 0 else None
+            except (TypeError, ValueError, ZeroDivisionError):
+                return None
+            return None
+        if t == "unary_expression":
+            op = node_text(node.child_by_field_name("operator"))
+            a = self.value(node.child_by_field_name("argument"))
+            if a is None:
+                return None
+            return -a if op == "-" else (a if op == "+" else None)
+        if t == "call_expression":
+            fn = node_text(node.child_by_field_name("function")).split("::")[-1]
+            args = node.child_by_field_name("arguments")
+            vals = [self.value(a) for a in args.named_children] if args else []
+            if fn in ("min", "max", "umin", "umax", "fmin", "fmax") and len(vals) == 2 and None not in vals:
+                return sympy.Min(*vals) if "min" in fn else sympy.Max(*vals)
+            return None
+        if t == "sizeof_expression":
+            inner = node.child_by_field_name("type") or node.child_by_field_name("value")
+            if inner is not None:
+                tt = self.types.parse(node_text(inner)) if node.child_by_field_name("type") else self.expr_type_only(inner)
+                return sympy.Integer(8 if tt.pointer else tt.element_bytes)
+            return None
+        if t == "conditional_expression":
+            return None
+        return None
+
+    def expr_type_only(self, node: tree_sitter.Node) -> CType:
+        if node.type == "identifier":
+            var = self.lookup(node_text(node))
+            return var.type if var else UNKNOWN
+        return UNKNOWN
+
+    # ---------------------------------------------------------------- memory
+    def base_of(self, node: tree_sitter.Node) -> tuple[tree_sitter.Node, list[tree_sitter.Node]]:
+        """`a[i][j]` -> (a, [i, j])."""
+        indices: list[tree_sitter.Node] = []
+        while node.type == "subscript_expression":
+            idx = node.child_by_field_name("indices") or node.child_by_field_name("index")
+            if idx is not None:
+                if idx.type == "subscript_argument_list":
+                    indices[:0] = list(idx.named_children)
+                else:
+                    indices.insert(0, idx)
+            node = node.child_by_field_name("argument")
+        while node.type == "parenthesized_expression" and node.named_children:
+            node = node.named_children[0]
+        return node, indices
+
+    def identifiers(self, nodes: list[tree_sitter.Node]) -> set[str]:
+        names: set[str] = set()
+        stack = list(nodes)
+        while stack:
+            n = stack.pop()
+            if n.type == "identifier":
+                names.add(node_text(n))
+            else:
+                stack.extend(n.named_children)
+        expanded = set(names)
+        for name in names:
+            var = self.lookup(name)
+            if var is not None:
+                expanded |= var.deps
+        return expanded
+
+    def hoisted_key(self, names: set[str]) -> tuple[int, ...]:
+        """The loop context an access really belongs to: up to the innermost loop that changes it."""
+        level = 0
+        for i, frame in enumerate(self.frames):
+            if names & frame.assigned:
+                level = i + 1
+        return tuple(f.id for f in self.frames[:level])
+
+    def memory_access(
+        self, node: tree_sitter.Node, read: bool, write: bool, member: str | None = None
+    ) -> CType:
+        """Count a subscript / dereference access; returns the element type."""
+        if node.type == "subscript_expression":
+            base, indices = self.base_of(node)
+        elif node.type == "pointer_expression":
+            base, indices = node.child_by_field_name("argument"), []
+            while base is not None and base.type == "parenthesized_expression" and base.named_children:
+                base = base.named_children[0]
+            if base is not None and base.type == "binary_expression" and node_text(
+                base.child_by_field_name("operator")
+            ) in ("+", "-"):
+                left, right = base.child_by_field_name("left"), base.child_by_field_name("right")
+                base_t = self.type_of_pointer_base(left)
+                if base_t is not None and base_t.pointer:
+                    self.expr(right)
+                    self.add("int_ops", 1)
+                    indices = [right]
+                    base = left
+        else:
+            return UNKNOWN
+        if base is None:
+            return UNKNOWN
+        for index in indices:
+            self.expr(index)
+        base_type, space, alias, base_names = self.resolve_base(base)
+        element = base_type
+        for _ in range(max(1, len(indices))):
+            element = element.deref() if element.pointer else element
+        if element.kind == "struct" and member is None and base_type.pointer:
+            pass
+        size = element.element_bytes if not element.pointer else 8
+        if member is not None:
+            member_type = self.types.member(element, member)
+            size = member_type.element_bytes if not member_type.pointer else 8
+            element_for_return = member_type
+        else:
+            element_for_return = element
+        if space in ("global", "shared"):
+            names = self.identifiers(indices) | base_names
+            key_ctx = self.hoisted_key(names)
+            index_text = ",".join(" ".join(node_text(i).split()) for i in indices) or "0"
+            if member:
+                index_text += "." + member
+            key = (space, alias, index_text, key_ctx)
+            self.arrays.add(alias)
+            self.array_indices[(alias, key_ctx)].add(index_text)
+            if any(self._is_loaded(i) for i in indices):
+                self.fv.indirect_accesses += 1
+            state = self.access_state.setdefault(key, set())
+            prefix = "shared_" if space == "shared" else ""
+            if read and not state:
+                self.add(f"{prefix}load_bytes", size, key_ctx)
+                if not prefix:
+                    self.add("loads", 1, key_ctx)
+                state.add("load")
+            if write and "store" not in state:
+                self.add(f"{prefix}store_bytes", size, key_ctx)
+                if not prefix:
+                    self.add("stores", 1, key_ctx)
+                state.add("store")
+        return element_for_return
+
+    def _is_loaded(self, node: tree_sitter.Node) -> bool:
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n.type == "subscript_expression":
+                b, _ = self.base_of(n)
+                _, space, _, _ = self.resolve_base(b)
+                if space == "global":
+                    return True
+            if n.type == "identifier":
+                var = self.lookup(node_text(n))
+                if var is not None and var.loaded:
+                    return True
+            stack.extend(n.named_children)
+        return False
+
+    def type_of_pointer_base(self, node: tree_sitter.Node | None) -> CType | None:
+        if node is None:
+            return None
+        if node.type == "identifier":
+            var = self.lookup(node_text(node)) or self.global_var(node_text(node))
+            return var.type if var else None
+        return None
+
+    def resolve_base(self, base: tree_sitter.Node) -> tuple[CType, str, str, set[str]]:
+        """(type, memory space, alias for access keys, identifiers) of an access's base."""
+        text = " ".join(node_text(base).split())
+        if base.type == "identifier":
+            var = self.lookup(text) or self.global_var(text)
+            if var is None:
+                return UNKNOWN.address_of(), "global", text, {text}
+            space = var.space if var.space != "scalar" else ("global" if var.type.pointer else "local")
+            return var.type, space, var.alias or text, {text} | set(var.deps)
+        if base.type == "field_expression":
+            arg = base.child_by_field_name("argument")
+            member = base.child_by_field_name("field")
+            arg_type = self.expr(arg) if arg is not None else UNKNOWN
+            if arg is not None and node_text(base.child_by_field_name("operator") or arg) == "->":
+                arg_type = arg_type.deref()
+            mt = self.types.member(arg_type.deref() if arg_type.pointer else arg_type,
+                                   node_text(member)) if member is not None else UNKNOWN
+            if not mt.pointer:
+                mt = mt.address_of()
+            names = self.identifiers([arg]) if arg is not None else set()
+            return mt, "global", text, names
+        t = self.expr(base)
+        return (t if t.pointer else t.address_of()), "global", text, self.identifiers([base])
+
+    # ---------------------------------------------------------------- expressions
+    def expr(self, node: tree_sitter.Node | None) -> CType:
+        """Count one expression (reads only) and return its type."""
+        if node is None:
+            return UNKNOWN
+        t = node.type
+        handler = getattr(self, "_e_" + t, None)
+        if handler is not None:
+            return handler(node)
+        if t == "ERROR":
+            self.fv.unparsed_regions += 1
+        result = UNKNOWN
+        for child in node.named_children:
+            result = self.expr(child)
+        return result
+
+    def _e_number_literal(self, node: tree_sitter.Node) -> CType:
+        text = node_text(node).lower()
+        if text.startswith("0x"):
+            return INT
+        if text.endswith("f") or text.endswith("f16"):
+            return FLOAT
+        if _FLOAT_LITERAL.match(text) or text.endswith("."):
+            return DOUBLE
+        return LONG if text.endswith(("l", "ll", "ul", "ull")) else INT
+
+    def _e_char_literal(self, node: tree_sitter.Node) -> CType:
+        return CType("int", 1)
+
+    def _e_true(self, node: tree_sitter.Node) -> CType:
+        return BOOL
+
+    _e_false = _e_true
+
+    def _e_string_literal(self, node: tree_sitter.Node) -> CType:
+        return CType("int", 1, pointer=1)
+
+    def _e_identifier(self, node: tree_sitter.Node) -> CType:
+        name = node_text(node)
+        var = self.lookup(name) or self.global_var(name)
+        return var.type if var else UNKNOWN
+
+    def _e_qualified_identifier(self, node: tree_sitter.Node) -> CType:
+        return UNKNOWN
+
+    def _e_parenthesized_expression(self, node: tree_sitter.Node) -> CType:
+        result = UNKNOWN
+        for child in node.named_children:
+            result = self.expr(child)
+        return result
+
+    def _e_comma_expression(self, node: tree_sitter.Node) -> CType:
+        self.expr(node.child_by_field_name("left"))
+        return self.expr(node.child_by_field_name("right"))
+
+    def _e_sizeof_expression(self, node: tree_sitter.Node) -> CType:
+        return LONG
+
+    def _e_cast_expression(self, node: tree_sitter.Node) -> CType:
+        self.expr(node.child_by_field_name("value"))
+        type_node = node.child_by_field_name("type")
+        return self.types.parse(node_text(type_node)) if type_node is not None else UNKNOWN
+
+    def _e_conditional_expression(self, node: tree_sitter.Node) -> CType:
+        self.add("branches")
+        self.expr(node.child_by_field_name("condition"))
+        a = self.expr(node.child_by_field_name("consequence"))
+        b = self.expr(node.child_by_field_name("alternative"))
+        return promote(a, b)
+
+    def _e_field_expression(self, node: tree_sitter.Node) -> CType:
+        arg = node.child_by_field_name("argument")
+        member = node.child_by_field_name("field")
+        member_name = node_text(member) if member is not None else ""
+        if arg is not None and node_text(arg) in BUILTIN_VECTORS:
+            return INT
+        if arg is not None and arg.type in ("subscript_expression",):
+            return self.memory_access(arg, read=True, write=False, member=member_name)
+        base = self.expr(arg)
+        operator = node.child_by_field_name("operator")
+        if operator is not None and node_text(operator) == "->":
+            base = base.deref()
+        return self.types.member(base, member_name)
+
+    def _e_subscript_expression(self, node: tree_sitter.Node) -> CType:
+        return self.memory_access(node, read=True, write=False)
+
+    def _e_pointer_expression(self, node: tree_sitter.Node) -> CType:
+        op = node.child_by_field_name("operator")
+        arg = node.child_by_field_name("argument")
+        if op is not None and node_text(op) == "&":
+            if arg is not None and arg.type == "subscript_expression":
+                base, indices = self.base_of(arg)
+                for index in indices:
+                    self.expr(index)
+                bt, _, _, _ = self.resolve_base(base)
+                return bt
+            return self.expr(arg).address_of()
+        return self.memory_access(node, read=True, write=False)
+
+    def _e_unary_expression(self, node: tree_sitter.Node) -> CType:
+        op = node_text(node.child_by_field_name("operator"))
+        t = self.expr(node.child_by_field_name("argument"))
+        if op == "~" and t.is_int:
+            self.add("int_ops")
+        if op == "!":
+            return BOOL
+        return t
+
+    def _e_update_expression(self, node: tree_sitter.Node) -> CType:
+        arg = node.child_by_field_name("argument")
+        t = self.lvalue(arg, read=True)
+        if t.is_float:
+            self.add_flops(t.kind, t.lanes)
+        else:
+            self.add("int_ops")
+        return t
+
+    def _e_binary_expression(self, node: tree_sitter.Node) -> CType:
+        op = node_text(node.child_by_field_name("operator"))
+        a = self.expr(node.child_by_field_name("left"))
+        b = self.expr(node.child_by_field_name("right"))
+        if op in ("&&", "||"):
+            return BOOL
+        if op in _COMPARE:
+            if not (a.is_float or b.is_float):
+                self.add("int_ops")
+            return BOOL
+        result = promote(a, b)
+        self.arith(op, result)
+        return result
+
+    def arith(self, op: str, result: CType) -> None:
+        if result.is_float:
+            if op == "/":
+                for _ in range(result.lanes):
+                    self.add_special("div", result.kind)
+            elif op in ("+", "-", "*"):
+                self.add_flops(result.kind, result.lanes)
+        elif op in _ARITH:
+            self.add("int_ops")
+
+    def _e_assignment_expression(self, node: tree_sitter.Node) -> CType:
+        op = node_text(node.child_by_field_name("operator"))
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        rt = self.expr(right)
+        if self.next_atomic:
+            self.next_atomic = False
+            self.add("atomics")
+            if left is not None and left.type == "subscript_expression":
+                _, indices = self.base_of(left)
+                for index in indices:
+                    self.expr(index)
+                return rt
+        lt = self.lvalue(left, read=op != "=")
+        if op in _ASSIGN_OPS:
+            self.arith(_ASSIGN_OPS[op], promote(lt, rt) if not lt.pointer else lt)
+        if left is not None and left.type == "identifier":
+            self.track_assignment(node_text(left), op, right)
+        return lt
+
+    def lvalue(self, node: tree_sitter.Node | None, read: bool) -> CType:
+        """The target of an assignment or update: a store (and a load when `read`)."""
+        if node is None:
+            return UNKNOWN
+        if node.type in ("subscript_expression",) or (
+            node.type == "pointer_expression" and node_text(node.child_by_field_name("operator")) == "*"
+        ):
+            return self.memory_access(node, read=read, write=True)
+        if node.type == "field_expression":
+            arg = node.child_by_field_name("argument")
+            member = node.child_by_field_name("field")
+            if arg is not None and arg.type == "subscript_expression":
+                return self.memory_access(arg, read=read, write=True, member=node_text(member))
+            return self.expr(node)
+        if node.type == "parenthesized_expression" and node.named_children:
+            return self.lvalue(node.named_children[0], read)
+        return self.expr(node)
+
+    def track_assignment(self, name: str, op: str, right: tree_sitter.Node | None) -> None:
+        var = self.lookup(name)
+        if var is None:
+            return
+        if op == "=":
+            var.value = self.value(right)
+            var.loaded = self._is_loaded(right) if right is not None else False
+            var.deps = frozenset(self.identifiers([right])) if right is not None else frozenset()
+        else:
+            var.value = None
+
+    def _e_call_expression(self, node: tree_sitter.Node) -> CType:
+        fn_node = node.child_by_field_name("function")
+        args_node = node.child_by_field_name("arguments")
+        args = list(args_node.named_children) if args_node is not None else []
+        name = node_text(fn_node) if fn_node is not None else ""
+        if fn_node is not None and fn_node.type == "template_function":
+            name = node_text(fn_node.child_by_field_name("name") or fn_node)
+        if fn_node is not None and fn_node.type == "field_expression":
+            member = fn_node.child_by_field_name("field")
+            name = node_text(member) if member is not None else name
+            if name == "sync":
+                self.add("barriers")
+                return UNKNOWN
+        bare = name.split("::")[-1]
+        if mf.ATOMICS.match(bare):
+            self.add("atomics")
+            for a in args[1:]:
+                self.expr(a)
+            if args and args[0].type == "pointer_expression":
+                inner = args[0].child_by_field_name("argument")
+                if inner is not None and inner.type == "subscript_expression":
+                    _, indices = self.base_of(inner)
+                    for index in indices:
+                        self.expr(index)
+            elif args:
+                self.expr(args[0])
+            return INT
+        if bare in mf.BARRIERS and bare != "sync":
+            self.add("barriers")
+            for a in args:
+                self.expr(a)
+            return INT
+        if bare in mf.LOADS and args:
+            return self.load_through_pointer(args[0])
+        if bare in mf.STORES and len(args) >= 2:
+            self.expr(args[1])
+            self.store_through_pointer(args[0])
+            return UNKNOWN
+        arg_types = [self.expr(a) for a in args]
+        first = arg_types[0] if arg_types else UNKNOWN
+        widest = first
+        for at in arg_types[1:]:
+            widest = promote(widest, at)
+        if bare in mf.SPECIAL:
+            kind, forced = mf.SPECIAL[bare]
+            precision = forced or (widest.kind if widest.is_float else "dp")
+            self.add_special(kind, precision)
+            return CType(precision, {"hp": 2, "sp": 4, "dp": 8}.get(precision, 4))
+        if bare in mf.FMA:
+            forced, lanes = mf.FMA[bare]
+            precision = forced or (widest.kind if widest.is_float else "dp")
+            self.add_flops(precision, 2 * lanes)
+            return CType(precision, {"hp": 2, "sp": 4, "dp": 8}[precision], lanes)
+        if bare in mf.BASIC:
+            precision, lanes = mf.BASIC[bare]
+            self.add_flops(precision, lanes)
+            return CType(precision, {"hp": 2, "sp": 4, "dp": 8}[precision], lanes)
+        if bare in mf.INT_INTRINSICS:
+            self.add("int_ops")
+            return INT
+        if bare in mf.MINMAX:
+            if not widest.is_float:
+                self.add("int_ops")
+            return widest
+        if bare in mf.FREE:
+            return widest
+        if bare.startswith(("__shfl", "__ballot", "__any", "__all", "__activemask", "__float2",
+                            "__int2", "__half2float", "__double2", "__uint2", "__ll2", "__float_as",
+                            "__int_as", "__longlong_as", "__double_as", "make_", "static_cast",
+                            "__threadfence", "printf", "assert")):
+            if bare.startswith("make_"):
+                return self.types.parse(bare[len("make_"):])
+            if bare.startswith(("__half2float", "__int2float", "__uint2float", "__double2float")):
+                return FLOAT
+            if bare.startswith(("__float2half",)):
+                return CType("hp", 2)
+            if bare.startswith(("__int2double", "__float2double")):
+                return DOUBLE
+            return first if bare.startswith("__shfl") else UNKNOWN
+        if self.ctx is not None:
+            callee = self.ctx.callable(bare, len(args))
+            if callee is not None and not callee.is_kernel:
+                return self.inline(callee, args, arg_types)
+        return widest if widest.is_float else UNKNOWN
+
+    def load_through_pointer(self, arg: tree_sitter.Node) -> CType:
+        if arg.type == "pointer_expression" and node_text(arg.child_by_field_name("operator")) == "&":
+            inner = arg.child_by_field_name("argument")
+            if inner is not None and inner.type == "subscript_expression":
+                return self.memory_access(inner, read=True, write=False)
+        synthetic = _Deref(arg)
+        return self.memory_access_pointer_arith(synthetic.node, read=True, write=False)
+
+    def store_through_pointer(self, arg: tree_sitter.Node) -> None:
+        if arg.type == "pointer_expression" and node_text(arg.child_by_field_name("operator")) == "&":
+            inner = arg.child_by_field_name("argument")
+            if inner is not None and inner.type == "subscript_expression":
+                self.memory_access(inner, read=False, write=True)
+                return
+        self.memory_access_pointer_arith(arg, read=False, write=True)
+
+    def memory_access_pointer_arith(self, node: tree_sitter.Node, read: bool, write: bool) -> CType:
+        """`p + i` used as an address (in __ldg(p + i))."""
+        base, index = node, None
+        if node.type == "binary_expression" and node_text(node.child_by_field_name("operator")) == "+":
+            base, index = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if index is not None:
+            self.expr(index)
+            self.add("int_ops")
+        base_type, space, alias, names = self.resolve_base(base)
+        element = base_type.deref()
+        if space in ("global", "shared"):
+            idx_nodes = [index] if index is not None else []
+            key_ctx = self.hoisted_key(self.identifiers(idx_nodes) | names)
+            key = (space, alias, " ".join(node_text(index).split()) if index is not None else "0", key_ctx)
+            state = self.access_state.setdefault(key, set())
+            prefix = "shared_" if space == "shared" else ""
+            if read and not state:
+                self.add(f"{prefix}load_bytes", element.element_bytes, key_ctx)
+                state.add("load")
+            if write and "store" not in state:
+                self.add(f"{prefix}store_bytes", element.element_bytes, key_ctx)
+                state.add("store")
+        return element
+
+    def inline(self, callee, args: list[tree_sitter.Node], arg_types: list[CType]) -> CType:
+        """Add a device function's counts at the call site, binding its parameters."""
+        from roofcast.analyzer.cuda import parameters
+
+        return_type_node = callee.node.child_by_field_name("type")
+        return_type = self.types.parse(node_text(return_type_node)) if return_type_node else UNKNOWN
+        body = callee.node.child_by_field_name("body")
+        if body is None or self.inline_depth >= MAX_INLINE_DEPTH:
+            return return_type
+        self.fv.device_calls += 1
+        self.inline_depth += 1
+        self.call_counter += 1
+        scope: dict[str, Var] = {}
+        for i, param in enumerate(parameters(callee.node)):
+            if not param.name:
+                continue
+            ptype = self.types.parse(param.type)
+            arg = args[i] if i < len(args) else None
+            deps = frozenset(self.identifiers([arg])) if arg is not None else frozenset()
+            if ptype.pointer or param.type.endswith("&"):
+                space, alias = "global", f"{param.name}@{self.call_counter}"
+                if arg is not None:
+                    base, _ = self.base_of(arg) if arg.type == "subscript_expression" else (arg, [])
+                    if base.type == "pointer_expression":
+                        base = base.child_by_field_name("argument") or base
+                        if base.type == "subscript_expression":
+                            base, _ = self.base_of(base)
+                    if base.type == "identifier":
+                        var = self.lookup(node_text(base)) or self.global_var(node_text(base))
+                        if var is not None:
+                            space = var.space if var.space != "scalar" else (
+                                "global" if var.type.pointer else "local")
+                        if param.type.endswith("&") and not ptype.pointer and arg.type == "identifier":
+                            space = var.space if var is not None else "local"
+                    if arg.type != "identifier" or not param.type.endswith("&"):
+                        alias = f"{node_text(arg)}@{self.call_counter}"
+                scope[param.name] = Var(ptype, space=space if ptype.pointer else (
+                    space if space in ("global", "shared") and param.type.endswith("&") else "scalar"),
+                    value=self.value(arg), deps=deps, alias=alias)
+                if param.type.endswith("&") and not ptype.pointer:
+                    scope[param.name] = Var(ptype, space="scalar", value=self.value(arg), deps=deps)
+            else:
+                scope[param.name] = Var(ptype, value=self.value(arg), deps=deps,
+                                        loaded=self._is_loaded(arg) if arg is not None else False)
+        saved_scopes = self.scopes
+        self.scopes = [*self.scopes[:1], scope]
+        try:
+            self.stmt(body)
+        finally:
+            self.scopes = saved_scopes
+            self.inline_depth -= 1
+        return return_type
+
+    # ---------------------------------------------------------------- statements
+    def stmt(self, node: tree_sitter.Node | None) -> None:
+        if node is None:
+            return
+        handler = getattr(self, "_s_" + node.type, None)
+        if handler is not None:
+            handler(node)
+            return
+        if node.type == "ERROR":
+            self.fv.unparsed_regions += 1
+            for child in node.named_children:
+                self.stmt(child)
+            return
+        if node.type.endswith("_statement") or node.type in ("declaration", "type_definition"):
+            for child in node.named_children:
+                self.stmt(child) if child.type.endswith("statement") else self.expr(child)
+            return
+        self.expr(node)
+
+    def _s_compound_statement(self, node: tree_sitter.Node) -> None:
+        self.scopes.append({})
+        try:
+            for child in node.named_children:
+                self.stmt(child)
+        finally:
+            self.scopes.pop()
+
+    _s_declaration_list = _s_compound_statement
+
+    def _s_expression_statement(self, node: tree_sitter.Node) -> None:
+        for child in node.named_children:
+            self.expr(child)
+
+    def _s_return_statement(self, node: tree_sitter.Node) -> None:
+        for child in node.named_children:
+            self.expr(child)
+
+    def _s_comment(self, node: tree_sitter.Node) -> None:
+        return
+
+    def _s_preproc_call(self, node: tree_sitter.Node) -> None:
+        text = node_text(node)
+        if re.search(r"#\s*pragma\s+omp\s+atomic", text):
+            self.next_atomic = True
+        elif re.search(r"#\s*pragma\s+omp\s+barrier", text):
+            self.add("barriers")
+
+    def _s_preproc_if(self, node: tree_sitter.Node) -> None:
+        """Count the first arm of `#if`/`#ifdef` (the configuration a default build sees)."""
+        for child in node.named_children:
+            if child.type in ("preproc_else", "preproc_elif", "preproc_elifdef"):
+                break
+            if child is node.child_by_field_name("condition") or child.type == "identifier":
+                continue
+            self.stmt(child)
+
+    _s_preproc_ifdef = _s_preproc_if
+
+    def _s_preproc_def(self, node: tree_sitter.Node) -> None:
+        return
+
+    def _s_labeled_statement(self, node: tree_sitter.Node) -> None:
+        for child in node.named_children[1:]:
+            self.stmt(child)
+
+    def _s_declaration(self, node: tree_sitter.Node) -> None:
+        type_node = node.child_by_field_name("type")
+        prefix = node_text(node).split("=")[0]
+        shared = "__shared__" in prefix
+        base_text = node_text(type_node) if type_node is not None else "int"
+        if base_text == "auto":
+            base_text = ""
+        for decl in node.children_by_field_name("declarator"):
+            value_node = decl.child_by_field_name("value") if decl.type == "init_declarator" else None
+            inner = decl.child_by_field_name("declarator") if decl.type == "init_declarator" else decl
+            stars, is_array, name = 0, False, ""
+            while inner is not None:
+                if inner.type == "pointer_declarator":
+                    stars += 1
+                elif inner.type == "array_declarator":
+                    stars += 1
+                    is_array = True
+                elif inner.type == "reference_declarator":
+                    pass
+                elif inner.type in ("identifier", "field_identifier"):
+                    name = node_text(inner)
+                    break
+                nxt = inner.child_by_field_name("declarator")
+                if nxt is None:
+                    ids = [c for c in inner.named_children if c.type == "identifier"]
+                    name = node_text(ids[0]) if ids else ""
+                    break
+                inner = nxt
+            init_type = UNKNOWN
+            if value_node is not None:
+                if value_node.type == "initializer_list":
+                    for child in value_node.named_children:
+                        self.expr(child)
+                else:
+                    init_type = self.expr(value_node)
+            if base_text:
+                t = self.types.parse(base_text + "*" * stars)
+            else:
+                t = init_type
+            if not name:
+                continue
+            if shared:
+                space = "shared"
+                self.fv.shared_arrays += 1
+            elif is_array:
+                space = "local"
+            elif t.pointer:
+                space = self.pointer_space(value_node)
+            else:
+                space = "scalar"
+            value = self.value(value_node) if value_node is not None and not t.pointer else None
+            loaded = self._is_loaded(value_node) if value_node is not None else False
+            deps = frozenset(self.identifiers([value_node])) if value_node is not None else frozenset()
+            if t.kind == "int" and value is None and value_node is None:
+                value = None
+            self.declare(name, Var(t, space=space, value=value, deps=deps, loaded=loaded))
+
+    def pointer_space(self, value_node: tree_sitter.Node | None) -> str:
+        """A local pointer lives where its initialiser points: `float* row = A + i*n` is global."""
+        if value_node is None:
+            return "local"
+        stack = [value_node]
+        while stack:
+            n = stack.pop()
+            if n.type == "identifier":
+                var = self.lookup(node_text(n)) or self.global_var(node_text(n))
+                if var is not None and var.space in ("global", "shared", "local") and (
+                    var.type.pointer or var.space == "shared"
+                ):
+                    return var.space
+            if n.type in ("call_expression",):
+                continue
+            stack.extend(n.named_children)
+        return "global"
+
+    def _s_if_statement(self, node: tree_sitter.Node) -> None:
+        self.add("branches")
+        cond = node.child_by_field_name("condition")
+        if cond is not None:
+            for child in cond.named_children:
+                self.expr(child) if child.type != "declaration" else self.stmt(child)
+        self.stmt(node.child_by_field_name("consequence"))
+        alt = node.child_by_field_name("alternative")
+        if alt is not None:
+            for child in alt.named_children:
+                self.stmt(child)
+
+    def _s_else_clause(self, node: tree_sitter.Node) -> None:
+        for child in node.named_children:
+            self.stmt(child)
+
+    def _s_switch_statement(self, node: tree_sitter.Node) -> None:
+        self.expr(node.child_by_field_name("condition"))
+        self.stmt(node.child_by_field_name("body"))
+
+    def _s_case_statement(self, node: tree_sitter.Node) -> None:
+        self.add("branches")
+        for child in node.named_children:
+            if child is node.child_by_field_name("value"):
+                continue
+            self.stmt(child)
+
+    def _s_break_statement(self, node: tree_sitter.Node) -> None:
+        return
+
+    _s_continue_statement = _s_break_statement
+    _s_goto_statement = _s_break_statement
+
+    # loops -----------------------------------------------------------------
+    def assigned_in(self, node: tree_sitter.Node) -> frozenset[str]:
+        caps = tree_sitter.QueryCursor(_assigned_query(self.grammar)).captures(node)
+        return frozenset(node_text(n) for n in caps.get("name", []))
+
+    def push_frame(self, trip: sympy.Expr, node: tree_sitter.Node) -> Frame:
+        frame = Frame(id=len(self.trips), trip=trip, assigned=self.assigned_in(node))
+        self.trips[frame.id] = trip
+        self.frames.append(frame)
+        self.fv.loops += 1
+        self.max_depth = max(self.max_depth, len(self.frames))
+        return frame
+
+    def unknown_trip(self, node: tree_sitter.Node) -> sympy.Expr:
+        self.fv.unknown_trip_loops += 1
+        return unknown_trip_symbol(node.start_point[0] + 1 + self.line_offset)
+
+    line_offset = 0
+
+    def _s_for_statement(self, node: tree_sitter.Node) -> None:
+        self.scopes.append({})
+        try:
+            init = node.child_by_field_name("initializer")
+            if init is not None:
+                self.stmt(init) if init.type == "declaration" else self.expr(init)
+            trip, var, mean = self.trip_count(node)
+            frame = self.push_frame(trip, node)
+            try:
+                if var is not None:
+                    existing = self.lookup(var)
+                    if existing is not None:
+                        existing.value = mean
+                        existing.loaded = False
+                self.expr(node.child_by_field_name("condition"))
+                self.expr(node.child_by_field_name("update"))
+                self.stmt(node.child_by_field_name("body"))
+            finally:
+                self.frames.remove(frame)
+        finally:
+            self.scopes.pop()
+
+    def _s_for_range_loop(self, node: tree_sitter.Node) -> None:
+        self.scopes.append({})
+        frame = self.push_frame(self.unknown_trip(node), node)
+        try:
+            self.stmt(node.child_by_field_name("body"))
+        finally:
+            self.frames.remove(frame)
+            self.scopes.pop()
+
+    def _s_while_statement(self, node: tree_sitter.Node) -> None:
+        frame = self.push_frame(self.unknown_trip(node), node)
+        try:
+            self.expr(node.child_by_field_name("condition"))
+            self.stmt(node.child_by_field_name("body"))
+        finally:
+            self.frames.remove(frame)
+
+    _s_do_statement = _s_while_statement
+
+    def trip_count(self, node: tree_sitter.Node) -> tuple[sympy.Expr, str | None, sympy.Expr | None]:
+        """(trip count, loop variable, its mean value over the loop)."""
+        init = node.child_by_field_name("initializer")
+        cond = node.child_by_field_name("condition")
+        update = node.child_by_field_name("update")
+        var, start = self.loop_start(init)
+        if var is None or cond is None or update is None:
+            return self.unknown_trip(node), var, None
+        bound = self.loop_bound(cond, var)
+        step = self.loop_step(update, var)
+        if bound is None or step is None or start is None:
+            return self.unknown_trip(node), var, None
+        op, end = bound
+        kind, amount = step
+        trip = _trip(op, start, end, kind, amount)
+        if trip is None:
+            return self.unknown_trip(node), var, None
+        trip = zero_thread_position(trip)
+        if any(s.name.startswith("trip_L") for s in trip.free_symbols) and False:
+            return self.unknown_trip(node), var, None
+        if trip.is_number:
+            trip = sympy.Max(trip, 0)
+        mean = zero_thread_position((start + end) / 2) if kind == "add" else None
+        return trip, var, mean
+
+    def loop_start(self, init: tree_sitter.Node | None) -> tuple[str | None, sympy.Expr | None]:
+        if init is None:
+            return None, None
+        if init.type == "declaration":
+            for decl in init.children_by_field_name("declarator"):
+                if decl.type == "init_declarator":
+                    name_node = decl.child_by_field_name("declarator")
+                    return node_text(name_node), self.value(decl.child_by_field_name("value"))
+            return None, None
+        if init.type == "assignment_expression":
+            left = init.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                return node_text(left), self.value(init.child_by_field_name("right"))
+        if init.type == "comma_expression":
+            return self.loop_start(init.child_by_field_name("left"))
+        return None, None
+
+    def loop_bound(self, cond: tree_sitter.Node, var: str) -> tuple[str, sympy.Expr] | None:
+        if cond.type == "parenthesized_expression" and cond.named_children:
+            return self.loop_bound(cond.named_children[0], var)
+        if cond.type != "binary_expression":
+            return None
+        op = node_text(cond.child_by_field_name("operator"))
+        left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+        if op == "&&":
+            return self.loop_bound(left, var) or self.loop_bound(right, var)
+        if op not in ("<", "<=", ">", ">=", "!="):
+            return None
+        flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+        if _is_var(left, var):
+            value = self.value(right)
+            return (op, value) if value is not None else None
+        if _is_var(right, var):
+            value = self.value(left)
+            return (flip[op], value) if value is not None else None
+        return None
+
+    def loop_step(self, update: tree_sitter.Node, var: str) -> tuple[str, sympy.Expr] | None:
+        if update.type == "comma_expression":
+            return self.loop_step(update.child_by_field_name("left"), var) or self.loop_step(
+                update.child_by_field_name("right"), var)
+        if update.type == "update_expression":
+            if not _is_var(update.child_by_field_name("argument"), var):
+                return None
+            return ("add", sympy.Integer(1)) if "++" in node_text(update) else ("add", sympy.Integer(-1))
+        if update.type == "assignment_expression":
+            left = update.child_by_field_name("left")
+            if not _is_var(left, var):
+                return None
+            op = node_text(update.child_by_field_name("operator"))
+            right = update.child_by_field_name("right")
+            amount = self.value(right)
+            if op == "=" and right is not None and right.type == "binary_expression":
+                inner_op = node_text(right.child_by_field_name("operator"))
+                rl, rr = right.child_by_field_name("left"), right.child_by_field_name("right")
+                other = rr if _is_var(rl, var) else (rl if _is_var(rr, var) else None)
+                if other is None:
+                    return None
+                op, amount = inner_op + "=", self.value(other)
+            if amount is None:
+                return None
+            amount = zero_thread_position(amount)
+            return {
+                "+=": ("add", amount), "-=": ("add", -amount), "*=": ("mul", amount),
+                "/=": ("div", amount), "<<=": ("mul", 2**amount), ">>=": ("div", 2**amount),
+            }.get(op)
+        return None
+
+
+def _is_var(node: tree_sitter.Node | None, var: str) -> bool:
+    while node is not None and node.type in ("parenthesized_expression", "cast_expression"):
+        node = node.child_by_field_name("value") if node.type == "cast_expression" else (
+            node.named_children[0] if node.named_children else None)
+    return node is not None and node.type == "identifier" and node_text(node) == var
+
+
+def _trip(op: str, start: sympy.Expr, end: sympy.Expr, kind: str, amount: sympy.Expr) -> sympy.Expr | None:
+    if kind == "add":
+        if amount == 0:
+            return None
+        if op in ("<", "!=") and (amount.is_positive or not amount.is_number):
+            return sympy.ceiling((end - start) / amount)
+        if op == "<=":
+            return sympy.ceiling((end - start + 1) / amount)
+        if op in (">", "!=") and amount.is_negative:
+            return sympy.ceiling((start - end) / -amount)
+        if op == ">=" and amount.is_negative:
+            return sympy.ceiling((start - end + 1) / -amount)
+        if op == ">" and not amount.is_number:
+            return None
+        return None
+    if kind == "mul" and op in ("<", "<=", "!="):
+        if start == 0:
+            return None
+        return sympy.ceiling(sympy.log(end / start, 2) / sympy.log(amount, 2))
+    if kind == "div" and op in (">", ">=", "!="):
+        if end == 0 and op in (">", "!="):
+            return sympy.floor(sympy.log(start, 2) / sympy.log(amount, 2)) + 1
+        if end == 0:
+            return None
+        return sympy.ceiling(sympy.log(start / end, 2) / sympy.log(amount, 2))
+    return None
+
+
+def _number(text: str) -> sympy.Expr | None:
+    t = text.strip().rstrip("uUlLfF").strip()
+    t = t.replace("'", "")
+    try:
+        if t.lower().startswith("0x"):
+            return sympy.Integer(int(t, 16))
+        if t.lower().startswith("0b"):
+            return sympy.Integer(int(t, 2))
+        if re.fullmatch(r"[0-9]+", t):
+            return sympy.Integer(int(t))
+        if re.fullmatch(r"[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?|[0-9]+\.", t):
+            value = float(t)
+            return sympy.Integer(int(value)) if value.is_integer() else sympy.Float(value)
+    except ValueError:
+        return None
+    return None
+
+
+class _Deref:
+    """Helper to route `__ldg(p + i)` through pointer arithmetic handling."""
+
+    def __init__(self, node: tree_sitter.Node) -> None:
+        self.node = node

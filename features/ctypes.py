@@ -1,0 +1,162 @@
+"""A small C/CUDA type model: enough to know an operation's precision and an element's size."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+#: base name -> (kind, scalar size in bytes, lanes)
+_SCALARS: dict[str, tuple[str, int, int]] = {
+    "float": ("sp", 4, 1), "double": ("dp", 8, 1), "half": ("hp", 2, 1), "__half": ("hp", 2, 1),
+    "__nv_bfloat16": ("hp", 2, 1), "nv_bfloat16": ("hp", 2, 1), "bfloat16": ("hp", 2, 1),
+    "__half2": ("hp", 2, 2), "half2": ("hp", 2, 2), "__nv_bfloat162": ("hp", 2, 2),
+    "_Float16": ("hp", 2, 1), "real": ("sp", 4, 1),
+    "int": ("int", 4, 1), "unsigned": ("int", 4, 1), "signed": ("int", 4, 1), "uint": ("int", 4, 1),
+    "int32_t": ("int", 4, 1), "uint32_t": ("int", 4, 1), "unsigned int": ("int", 4, 1),
+    "long": ("int", 8, 1), "long long": ("int", 8, 1), "unsigned long": ("int", 8, 1),
+    "unsigned long long": ("int", 8, 1), "long int": ("int", 8, 1), "size_t": ("int", 8, 1),
+    "int64_t": ("int", 8, 1), "uint64_t": ("int", 8, 1), "ptrdiff_t": ("int", 8, 1),
+    "long long int": ("int", 8, 1), "unsigned long long int": ("int", 8, 1), "ulong": ("int", 8, 1),
+    "short": ("int", 2, 1), "unsigned short": ("int", 2, 1), "int16_t": ("int", 2, 1),
+    "uint16_t": ("int", 2, 1), "ushort": ("int", 2, 1),
+    "char": ("int", 1, 1), "unsigned char": ("int", 1, 1), "signed char": ("int", 1, 1),
+    "int8_t": ("int", 1, 1), "uint8_t": ("int", 1, 1), "uchar": ("int", 1, 1),
+    "bool": ("bool", 1, 1), "void": ("void", 1, 1), "auto": ("unknown", 4, 1),
+}
+_VECTOR = re.compile(r"^(u?char|u?short|u?int|u?long|ulonglong|longlong|float|double|half)([1-4])$")
+_VECTOR_BASE = {
+    "char": ("int", 1), "uchar": ("int", 1), "short": ("int", 2), "ushort": ("int", 2),
+    "int": ("int", 4), "uint": ("int", 4), "long": ("int", 8), "ulong": ("int", 8),
+    "longlong": ("int", 8), "ulonglong": ("int", 8), "float": ("sp", 4), "double": ("dp", 8),
+    "half": ("hp", 2),
+}
+_DROP = re.compile(
+    r"\b(const|volatile|__restrict__|__restrict|restrict|static|extern|inline|__shared__|"
+    r"__constant__|__device__|__managed__|register|constexpr|struct|class|typename|"
+    r"__forceinline__|__host__|mutable|thread_local|__align__\(\d+\))\b"
+)
+
+
+@dataclass(frozen=True)
+class CType:
+    """kind: hp/sp/dp (floating), int, bool, void, struct, unknown. `size` is one lane's bytes;
+    `pointer` counts levels of indirection (arrays count as one)."""
+
+    kind: str
+    size: int
+    lanes: int = 1
+    pointer: int = 0
+    name: str = ""
+
+    @property
+    def is_float(self) -> bool:
+        return self.pointer == 0 and self.kind in ("hp", "sp", "dp")
+
+    @property
+    def is_int(self) -> bool:
+        return self.pointer == 0 and self.kind in ("int", "bool")
+
+    @property
+    def element_bytes(self) -> int:
+        return self.size * self.lanes
+
+    def deref(self) -> CType:
+        return replace(self, pointer=max(0, self.pointer - 1))
+
+    def address_of(self) -> CType:
+        return replace(self, pointer=self.pointer + 1)
+
+
+UNKNOWN = CType("unknown", 4)
+INT = CType("int", 4)
+LONG = CType("int", 8)
+BOOL = CType("bool", 1)
+FLOAT = CType("sp", 4)
+DOUBLE = CType("dp", 8)
+HALF = CType("hp", 2)
+
+_RANK = {"bool": 0, "int": 1, "unknown": 1, "struct": 1, "void": 1, "hp": 2, "sp": 3, "dp": 4}
+
+
+def promote(a: CType, b: CType) -> CType:
+    """The usual arithmetic conversions, reduced to what decides precision and size."""
+    if a.pointer:
+        return a
+    if b.pointer:
+        return b
+    if a.kind == b.kind:
+        return a if a.element_bytes >= b.element_bytes else b
+    if a.kind == "unknown" and b.kind in ("hp", "sp", "dp"):
+        return b
+    if b.kind == "unknown" and a.kind in ("hp", "sp", "dp"):
+        return a
+    winner = a if _RANK[a.kind] >= _RANK[b.kind] else b
+    if winner.kind == "bool":
+        return INT
+    return winner
+
+
+class TypeResolver:
+    """Parses type text with typedefs, struct layouts and bound template parameters."""
+
+    def __init__(
+        self,
+        typedefs: dict[str, str],
+        structs: dict[str, list[tuple[str, str, str]]],
+        template_types: dict[str, str],
+    ) -> None:
+        self.typedefs = typedefs
+        self.structs = structs
+        self.template_types = template_types
+        self._cache: dict[str, CType] = {}
+
+    def parse(self, text: str, depth: int = 0) -> CType:
+        key = text
+        if key in self._cache:
+            return self._cache[key]
+        stars = text.count("*") + text.count("[")
+        base = _DROP.sub(" ", text.replace("*", " ").replace("&", " "))
+        base = re.sub(r"\[[^\]]*\]", " ", base)
+        base = " ".join(base.split())
+        base = re.sub(r"^(std|thrust|sycl|cuda)::", "", base)
+        result = self._base(base, depth)
+        result = replace(result, pointer=result.pointer + stars)
+        self._cache[key] = result
+        return result
+
+    def _base(self, base: str, depth: int) -> CType:
+        if base in _SCALARS:
+            kind, size, lanes = _SCALARS[base]
+            return CType(kind, size, lanes, name=base)
+        if base.startswith("unsigned ") or base.startswith("signed "):
+            return CType("int", 4 if "long" not in base else 8, name=base)
+        match = _VECTOR.match(base)
+        if match:
+            kind, size = _VECTOR_BASE[match.group(1)]
+            return CType(kind, size, int(match.group(2)), name=base)
+        if base in self.template_types:
+            return self.parse(self.template_types[base], depth + 1)
+        if base in self.typedefs and depth < 8 and self.typedefs[base] != base:
+            return self.parse(self.typedefs[base], depth + 1)
+        if base in self.structs:
+            return CType("struct", max(1, self.struct_size(base, depth)), name=base)
+        if base.startswith("complex") or "Complex" in base:
+            return CType("sp" if "double" not in base else "dp", 4 if "double" not in base else 8, 2)
+        return CType("unknown", 4, name=base)
+
+    def struct_size(self, name: str, depth: int = 0) -> int:
+        total = 0
+        for type_text, _field, size in self.structs.get(name, []):
+            field_type = self.parse(type_text, depth + 1) if depth < 8 else UNKNOWN
+            count = int(size) if size.isdigit() else 1
+            total += (8 if field_type.pointer else field_type.element_bytes) * count
+        return total
+
+    def member(self, struct: CType, field: str) -> CType:
+        """Type of `s.field` / `v.x`."""
+        if struct.lanes > 1 and field in ("x", "y", "z", "w"):
+            return CType(struct.kind, struct.size, name=struct.name)
+        for type_text, name, size in self.structs.get(struct.name, []):
+            if name == field:
+                t = self.parse(type_text)
+                return t.address_of() if size else t
+        return UNKNOWN

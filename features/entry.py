@@ -1,0 +1,197 @@
+"""count_features: set up the scope a kernel sees, walk its body, and total the tallies."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import sympy
+import tree_sitter
+
+from roofcast.analyzer.cuda import parameters
+from roofcast.analyzer.model import KernelIR
+from roofcast.analyzer.openmp import pragma_words
+from roofcast.analyzer.parsing import language, node_text
+from roofcast.features.counter import KernelCounter, Var
+from roofcast.features.symbolic import symbol
+from roofcast.features.vector import FeatureVector
+
+_TALLIES = ("flops_hp", "flops_sp", "flops_dp", "int_ops", "load_bytes", "store_bytes", "loads",
+            "stores", "shared_load_bytes", "shared_store_bytes", "atomics", "barriers", "branches")
+_WORKSHARE = {"distribute", "for", "loop"}
+
+
+def count_features(ir: KernelIR, defines: Mapping[str, str] | None = None) -> FeatureVector:
+    """Per-thread (CUDA) or per-iteration (OpenMP) counts of one kernel; see docs/counting.md."""
+    counter = KernelCounter(ir, defines or {})
+    if ir.language == "cuda":
+        _count_cuda(counter, ir)
+    else:
+        _count_openmp(counter, ir)
+    return _finish(counter)
+
+
+def _param_var(counter: KernelCounter, type_text: str, name: str, pointer: bool) -> Var:
+    t = counter.types.parse(type_text)
+    if pointer or t.pointer:
+        return Var(t, space="global")
+    value = symbol(name) if t.is_int and name else None
+    return Var(t, space="scalar", value=value)
+
+
+def _count_cuda(counter: KernelCounter, ir: KernelIR) -> None:
+    for p in ir.params:
+        if p.name:
+            counter.declare(p.name, _param_var(counter, p.type, p.name, p.is_pointer))
+    body = ir.ast.child_by_field_name("body") if ir.ast is not None else None
+    counter.stmt(body)
+
+
+_DECLS = """
+(parameter_declaration) @d
+(declaration) @d
+"""
+
+
+def _declare_enclosing(counter: KernelCounter, func: tree_sitter.Node, region: tree_sitter.Node) -> None:
+    """Variables of the enclosing function are the region's mapped data (arrays, pointers) or
+    its scalar sizes (kept symbolic unless a constant initialises them)."""
+    for p in parameters(func):
+        if p.name:
+            counter.declare(p.name, _param_var(counter, p.type, p.name, p.is_pointer))
+    body = func.child_by_field_name("body")
+    if body is None:
+        return
+    query = tree_sitter.Query(language(counter.grammar), "(declaration) @d")
+    for decl in tree_sitter.QueryCursor(query).captures(body).get("d", []):
+        if decl.start_byte >= region.start_byte and decl.end_byte <= region.end_byte:
+            continue
+        if decl.start_byte > region.start_byte:
+            continue
+        type_node = decl.child_by_field_name("type")
+        if type_node is None:
+            continue
+        base = node_text(type_node)
+        is_const = "const" in node_text(decl).split("=")[0].split()
+        for d in decl.children_by_field_name("declarator"):
+            value_node = d.child_by_field_name("value") if d.type == "init_declarator" else None
+            inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+            stars = 0
+            name = ""
+            while inner is not None:
+                if inner.type in ("pointer_declarator", "array_declarator"):
+                    stars += 1
+                elif inner.type == "identifier":
+                    name = node_text(inner)
+                    break
+                elif inner.type == "reference_declarator":
+                    pass
+                nxt = inner.child_by_field_name("declarator")
+                if nxt is None:
+                    ids = [c for c in inner.named_children if c.type == "identifier"]
+                    name = node_text(ids[0]) if ids else ""
+                    break
+                inner = nxt
+            if not name:
+                continue
+            vector_like = any(w in base for w in ("vector", "array", "unique_ptr", "shared_ptr"))
+            t = counter.types.parse(base + "*" * stars)
+            if stars or vector_like:
+                if vector_like and not stars:
+                    inner_type = base.split("<", 1)[-1].rsplit(">", 1)[0] if "<" in base else "float"
+                    t = counter.types.parse(inner_type.split(",")[0] + "*")
+                counter.declare(name, Var(t, space="global"))
+            else:
+                value = counter.value(value_node) if is_const and value_node is not None else None
+                if value is None and t.is_int:
+                    value = symbol(name)
+                counter.declare(name, Var(t, space="scalar", value=value))
+
+
+def _workshare_loops(statement: tree_sitter.Node, counter: KernelCounter) -> list[tuple[tree_sitter.Node, int]]:
+    """Outermost `#pragma omp ... distribute/for/loop` loops inside a plain target region."""
+    query = tree_sitter.Query(language(counter.grammar), "(preproc_call) @p")
+    found: list[tuple[tree_sitter.Node, int]] = []
+    for pragma in tree_sitter.QueryCursor(query).captures(statement).get("p", []):
+        words = pragma_words(pragma)
+        if len(words) < 2 or words[0] != "omp" or not (set(words) & _WORKSHARE):
+            continue
+        loop = pragma.next_named_sibling
+        while loop is not None and loop.type == "comment":
+            loop = loop.next_named_sibling
+        if loop is None or loop.type != "for_statement":
+            continue
+        if any(outer.start_byte <= loop.start_byte < outer.end_byte for outer, _ in found):
+            continue
+        text = node_text(pragma)
+        import re
+
+        m = re.search(r"collapse\s*\(\s*(\d+)\s*\)", text)
+        found.append((loop, int(m.group(1)) if m else 1))
+    return found
+
+
+def _count_loop_nest(counter: KernelCounter, loop: tree_sitter.Node, collapse: int) -> sympy.Expr:
+    """Walk one iteration of a collapsed work-shared nest; returns its iteration count."""
+    iterations = sympy.Integer(1)
+    counter.scopes.append({})
+    node = loop
+    for level in range(collapse):
+        if node is None or node.type != "for_statement":
+            break
+        init = node.child_by_field_name("initializer")
+        if init is not None and init.type == "declaration":
+            counter.stmt(init)
+        trip, var, _mean = counter.trip_count(node)
+        iterations *= trip
+        if var is not None and counter.lookup(var) is None:
+            counter.declare(var, Var(counter.types.parse("int")))
+        body = node.child_by_field_name("body")
+        if level < collapse - 1:
+            while body is not None and body.type == "compound_statement" and len(
+                [c for c in body.named_children if c.type != "comment"]) == 1:
+                body = [c for c in body.named_children if c.type != "comment"][0]
+            if body is not None and body.type == "for_statement":
+                node = body
+                continue
+        counter.stmt(body)
+        break
+    counter.scopes.pop()
+    return iterations
+
+
+def _count_openmp(counter: KernelCounter, ir: KernelIR) -> None:
+    pragma, statement, func = ir.ast
+    counter.scopes.append({})
+    _declare_enclosing(counter, func, statement)
+    counter.scopes.append({})
+    if ir.collapse and statement.type == "for_statement":
+        counter.fv.work_items = _count_loop_nest(counter, statement, ir.collapse)
+        return
+    loops = _workshare_loops(statement, counter)
+    if not loops:
+        counter.stmt(statement)
+        counter.fv.work_items = sympy.Integer(1)
+        return
+    total = sympy.Integer(0)
+    for loop, collapse in loops:
+        total += _count_loop_nest(counter, loop, collapse)
+    counter.fv.work_items = total
+
+
+def _finish(counter: KernelCounter) -> FeatureVector:
+    fv = counter.fv
+    for name in _TALLIES:
+        if name in counter.tallies:
+            setattr(fv, name, counter.total(counter.tallies[name]))
+    fv.special = {k: counter.total(t) for k, t in counter.special.items()}
+    fv.loop_depth = counter.max_depth
+    fv.distinct_arrays = len(counter.arrays)
+    fv.reuse_accesses = sum(max(0, len(v) - 1) for v in counter.array_indices.values())
+    symbols: set[str] = set()
+    for name in _TALLIES:
+        symbols |= {s.name for s in getattr(fv, name).free_symbols}
+    for expr in fv.special.values():
+        symbols |= {s.name for s in expr.free_symbols}
+    if fv.work_items is not None:
+        symbols |= {s.name for s in fv.work_items.free_symbols}
+    fv.symbols = symbols
+    return fv

@@ -1,0 +1,197 @@
+"""Bind symbols (--define, launch configuration, then documented defaults) and derive numbers.
+
+Defaults exist only so that a verdict can be given; every use of one is reported.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import sympy
+
+from roofcast.features.symbolic import symbol
+from roofcast.features.vector import FeatureVector
+
+DEFAULT_SYMBOL_VALUE = 1024
+DEFAULT_TRIP_COUNT = 16
+DEFAULT_LAUNCH = {"blockDim_x": 256, "blockDim_y": 1, "blockDim_z": 1,
+                  "gridDim_x": 1024, "gridDim_y": 1, "gridDim_z": 1}
+CLASSES = ("sp", "dp", "hp", "int")
+
+
+def default_for(name: str) -> int:
+    if name in DEFAULT_LAUNCH:
+        return DEFAULT_LAUNCH[name]
+    if name.startswith("trip_L"):
+        return DEFAULT_TRIP_COUNT
+    return DEFAULT_SYMBOL_VALUE
+
+
+def parse_define(text: str) -> tuple[str, str]:
+    """`NAME=VALUE` -> (NAME, VALUE); raises ValueError with a message fit for the user."""
+    if "=" not in text:
+        raise ValueError(f"malformed --define '{text}': expected NAME=VALUE")
+    name, value = (part.strip() for part in text.split("=", 1))
+    if not name.isidentifier() or not value:
+        raise ValueError(f"malformed --define '{text}': expected NAME=VALUE")
+    return name, value
+
+
+def numeric_bindings(defines: Mapping[str, str]) -> dict[str, float]:
+    out = {}
+    for name, value in defines.items():
+        try:
+            out[name] = float(sympy.sympify(value))
+        except (sympy.SympifyError, TypeError, ValueError):
+            continue  # a type binding such as T=double
+    return out
+
+
+def substitute(expr: sympy.Expr, values: Mapping[str, float]) -> sympy.Expr:
+    if not isinstance(expr, sympy.Basic):
+        return sympy.sympify(expr)
+    subs = {s: values[s.name] for s in expr.free_symbols if s.name in values}
+    return expr.subs(subs) if subs else expr
+
+
+def _number(expr: sympy.Expr) -> float:
+    try:
+        value = float(expr)
+    except (TypeError, ValueError):
+        value = float(sympy.N(expr))
+    return value if math.isfinite(value) else 0.0
+
+
+@dataclass
+class ResolvedCounts:
+    """Per-thread counts as numbers, their symbolic form where unbound, and intensities."""
+
+    flops: dict[str, float]
+    special: dict[str, float]
+    load_bytes: float
+    store_bytes: float
+    threads: float
+    symbolic: dict[str, str] = field(default_factory=dict)
+    unbound: set[str] = field(default_factory=set)
+    defaults: dict[str, int] = field(default_factory=dict)
+    structure: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def bytes(self) -> float:
+        return self.load_bytes + self.store_bytes
+
+    @property
+    def fully_resolved(self) -> bool:
+        return not self.defaults
+
+    @property
+    def intensities(self) -> dict[str, float]:
+        total = self.bytes
+        out = {}
+        for cls in CLASSES:
+            ops = self.flops.get(cls, 0.0)
+            out[cls] = ops / total if total > 0 else (math.inf if ops > 0 else 0.0)
+        return out
+
+    def _maybe_symbolic(self, key: str, value: float) -> float | str:
+        return self.symbolic.get(key, _clean(value))
+
+    def flops_json(self) -> dict[str, float | str]:
+        return {c: self._maybe_symbolic(f"flops_{c}", self.flops.get(c, 0.0)) for c in CLASSES}
+
+    def special_json(self) -> dict[str, float]:
+        return {k: _clean(v) for k, v in sorted(self.special.items())}
+
+    def bytes_json(self) -> dict[str, float | str]:
+        return {
+            "load": self._maybe_symbolic("load_bytes", self.load_bytes),
+            "store": self._maybe_symbolic("store_bytes", self.store_bytes),
+        }
+
+    def intensity_json(self) -> dict[str, float | str]:
+        return {c: ("inf" if math.isinf(v) else round(v, 6)) for c, v in self.intensities.items()}
+
+    def defaults_json(self) -> dict[str, int]:
+        return dict(sorted(self.defaults.items()))
+
+    def threads_json(self) -> float:
+        return _clean(self.threads)
+
+    def structure_json(self, fv: FeatureVector) -> dict[str, float | bool]:
+        out: dict[str, float | bool] = dict(self.structure)
+        out.update({
+            "loop_depth": fv.loop_depth, "loops": fv.loops, "unknown_trip_loops": fv.unknown_trip_loops,
+            "indirect_accesses": fv.indirect_accesses, "reuse_accesses": fv.reuse_accesses,
+            "distinct_arrays": fv.distinct_arrays, "shared_arrays": fv.shared_arrays,
+            "device_calls": fv.device_calls, "templated": fv.templated,
+            "unparsed_regions": fv.unparsed_regions,
+        })
+        return out
+
+
+def _clean(value: float) -> float:
+    return int(value) if float(value).is_integer() and abs(value) < 2**53 else round(value, 6)
+
+
+STRUCTURE_FIELDS = ("int_ops", "loads", "stores", "shared_load_bytes", "shared_store_bytes",
+                    "atomics", "barriers", "branches")
+
+
+def launch_bindings(block: tuple[int, int, int] | None, grid: tuple[int, int, int] | None) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for prefix, dims in (("blockDim", block), ("gridDim", grid)):
+        if dims:
+            for axis, n in zip("xyz", dims, strict=False):
+                out[f"{prefix}_{axis}"] = float(n)
+    return out
+
+
+def resolve_counts(fv: FeatureVector, defines: Mapping[str, str] | None = None, context=None) -> ResolvedCounts:
+    """User bindings first, then the launch (blockDim/gridDim), then documented defaults."""
+    values = numeric_bindings(defines or {})
+    if context is not None:
+        for k, v in launch_bindings(context.block, context.grid).items():
+            values.setdefault(k, v)
+        values.update({k: v for k, v in context.extra.items() if k not in values})
+    exprs: dict[str, sympy.Expr] = {f"flops_{c}": fv.flops_total(c) for c in ("sp", "dp", "hp")}
+    exprs["flops_int"] = fv.int_ops
+    exprs["load_bytes"] = fv.load_bytes
+    exprs["store_bytes"] = fv.store_bytes
+    for name in STRUCTURE_FIELDS:
+        exprs[name] = getattr(fv, name)
+    for (kind, prec), expr in fv.special.items():
+        exprs[f"special:{kind}.{prec}"] = expr
+    if fv.work_items is not None:
+        exprs["threads"] = fv.work_items
+    else:
+        exprs["threads"] = sympy.Mul(*(symbol(n) for n in DEFAULT_LAUNCH))
+    bound = {k: substitute(e, values) for k, e in exprs.items()}
+    unbound: set[str] = set()
+    for e in bound.values():
+        unbound |= {s.name for s in e.free_symbols}
+    defaults = {name: default_for(name) for name in unbound}
+    symbolic = {
+        k: str(e) for k, e in bound.items()
+        if e.free_symbols and k in ("flops_sp", "flops_dp", "flops_hp", "flops_int", "load_bytes", "store_bytes")
+    }
+    numbers = {k: _number(substitute(e, defaults)) for k, e in bound.items()}
+    special = {k.split(":", 1)[1]: v for k, v in numbers.items() if k.startswith("special:")}
+    return ResolvedCounts(
+        flops={"sp": numbers["flops_sp"], "dp": numbers["flops_dp"], "hp": numbers["flops_hp"],
+               "int": numbers["flops_int"]},
+        special=special,
+        load_bytes=numbers["load_bytes"],
+        store_bytes=numbers["store_bytes"],
+        threads=numbers["threads"],
+        symbolic=symbolic,
+        unbound={n for n in unbound if not (n in DEFAULT_LAUNCH and fv.work_items is None
+                                            and not _used_in_counts(fv, n))},
+        defaults={n: v for n, v in defaults.items() if _used_in_counts(fv, n) or n.startswith("trip_L")
+                  or fv.work_items is not None},
+        structure={k: numbers[k] for k in STRUCTURE_FIELDS},
+    )
+
+
+def _used_in_counts(fv: FeatureVector, name: str) -> bool:
+    return name in fv.symbols

@@ -1,0 +1,195 @@
+"""What the model sees of one kernel: code without comments, launch facts, within a budget.
+
+Comments are stripped because they may carry instructions to the model (or the answer).
+Paths are reduced to file names so a prompt (and its cache key) does not depend on where
+the sources sit on disk.
+
+Truncation rule, in priority order, for a budget of B estimated tokens:
+  1. the kernel's own code, always; if it alone exceeds B, its first lines up to B are kept
+     and a `// [truncated: N more lines]` line is added;
+  2. the launch facts (block, grid, program arguments, launch sites), always, capped;
+  3. the `__device__` functions it calls, in call order, each whole or not at all while they
+     fit; the names of the ones left out are listed;
+  4. the host code that sizes and launches it, its first whole lines that still fit.
+Tokens are estimated as ceil(characters / CHARS_PER_TOKEN), a conservative figure for code.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from roofcast.analyzer.model import KernelIR
+    from roofcast.predictors.base import LaunchContext
+
+CHARS_PER_TOKEN = 3.0
+DEFAULT_BUDGET = 1500
+MIN_BUDGET = 64
+_MAX_FACT_CHARS = 400
+
+_TOKEN = re.compile(
+    r"""//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""",
+    re.DOTALL,
+)
+_DEVICE_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:<[^()]*>)?\s*\(")
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def strip_comments(code: str) -> str:
+    """Remove // and /* */ comments (not inside string or char literals); tidy blank lines."""
+
+    def replace(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token.startswith("//"):
+            return ""
+        if token.startswith("/*"):
+            return " " if "\n" not in token else "\n" * token.count("\n")
+        return token
+
+    text = _TOKEN.sub(replace, code)
+    lines = [line.rstrip() for line in text.splitlines()]
+    out: list[str] = []
+    for line in lines:
+        if not line and (not out or not out[-1]):
+            continue
+        out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out)
+
+
+def truncate_lines(code: str, budget: int) -> tuple[str, int]:
+    """The first whole lines of `code` within `budget` tokens, and how many were cut."""
+    lines = code.splitlines()
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        cost = estimate_tokens(line + "\n")
+        if used + cost > budget:
+            break
+        kept.append(line)
+        used += cost
+    return "\n".join(kept), len(lines) - len(kept)
+
+
+@dataclass
+class KernelContext:
+    """The rendered context and what the truncation rule left out."""
+
+    text: str
+    tokens: int
+    truncated_lines: int = 0
+    dropped_device_functions: list[str] = field(default_factory=list)
+    host_lines_cut: int = 0
+
+
+def _fence(language: str) -> str:
+    return "cuda" if language == "cuda" else "cpp"
+
+
+def _device_name(code: str) -> str:
+    head = code.split("{", 1)[0]
+    names = _DEVICE_NAME.findall(head)
+    return names[-1] if names else "?"
+
+
+def launch_facts(ir: KernelIR, launch: LaunchContext | None) -> list[str]:
+    """Block/grid/arguments from the caller (a manifest row) and launch sites in the code."""
+    facts: list[str] = []
+    if launch is not None:
+        if launch.block:
+            facts.append(f"block = {launch.block}")
+        if launch.grid:
+            facts.append(f"grid = {launch.grid}")
+        if launch.exe_args:
+            facts.append(f"program arguments: {launch.exe_args[:_MAX_FACT_CHARS]}")
+    for site in ir.launches[:3]:
+        args = ", ".join(site.args)
+        facts.append(
+            f"launched at {PurePath(site.file).name}:{site.line} as "
+            f"<<<{site.grid}, {site.block}>>>({args})"[:_MAX_FACT_CHARS]
+        )
+    if ir.language == "openmp" and ir.pragma and ir.pragma not in ir.source:
+        facts.append(f"pragma: {ir.pragma}"[:_MAX_FACT_CHARS])
+    return facts
+
+
+def render_kernel(
+    ir: KernelIR,
+    launch: LaunchContext | None = None,
+    budget: int = DEFAULT_BUDGET,
+    include_host: bool = True,
+) -> KernelContext:
+    """The kernel's code, callees, launch facts and host code under the truncation rule."""
+    budget = max(budget, MIN_BUDGET)
+    fence = _fence(ir.language)
+    language = "CUDA" if ir.language == "cuda" else "OpenMP offload (C/C++)"
+    header = f"Kernel `{ir.name}` ({language}, {PurePath(ir.file).name} line {ir.line})"
+    facts = launch_facts(ir, launch)
+    facts_text = "Launch:\n" + "\n".join(f"- {f}" for f in facts) if facts else ""
+    fixed = estimate_tokens(header) + estimate_tokens(facts_text) + 12
+    remaining = max(budget - fixed, MIN_BUDGET // 2)
+
+    kernel_code = strip_comments(ir.source)
+    cut = 0
+    if estimate_tokens(kernel_code) > remaining:
+        kernel_code, cut = truncate_lines(kernel_code, remaining - 8)
+        kernel_code += f"\n// [truncated: {cut} more lines]"
+    remaining -= estimate_tokens(kernel_code) + 4
+    parts = [header, f"```{fence}\n{kernel_code}\n```"]
+
+    kept: list[str] = []
+    dropped: list[str] = []
+    for code in _unique(ir.device_sources):
+        code = strip_comments(code)
+        cost = estimate_tokens(code) + 2
+        if cost <= remaining:
+            kept.append(code)
+            remaining -= cost
+        else:
+            dropped.append(_device_name(code))
+    if kept:
+        parts.append("Device functions it calls:\n```" + fence + "\n" + "\n\n".join(kept) + "\n```")
+    if dropped:
+        parts.append("Device functions left out (token budget): " + ", ".join(dropped))
+    if facts_text:
+        parts.append(facts_text)
+
+    host_cut = 0
+    host = strip_comments(ir.host_context) if include_host and ir.host_context else ""
+    if host and remaining > 24:
+        host_code, host_cut = truncate_lines(host, remaining - 12)
+        if host_code.strip():
+            if host_cut:
+                host_code += f"\n// [truncated: {host_cut} more lines]"
+            parts.append(f"Host code that sizes and launches it:\n```cpp\n{host_code}\n```")
+        else:
+            host_cut = len(host.splitlines())
+    elif host:
+        host_cut = len(host.splitlines())
+
+    text = "\n\n".join(parts)
+    return KernelContext(
+        text=text,
+        tokens=estimate_tokens(text),
+        truncated_lines=cut,
+        dropped_device_functions=dropped,
+        host_lines_cut=host_cut,
+    )
+
+
+def _unique(items: Sequence[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out

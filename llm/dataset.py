@@ -1,0 +1,122 @@
+"""Manifest rows -> the kernels an LLM campaign asks about, via the evaluation's matching.
+
+Rows are matched to the analyzer's kernels exactly as `evaluate` does (CUDA: target + kernel
+name; OpenMP: target + bare enclosing function + pragma line). The static analysis (counts
+and analytic verdict) is only run where a scenario needs it (hybrid). Labels and measured
+figures ride along as truth; only the profile scenario shows the figures to the model.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from roofcast.llm.answers import BANDWIDTH, COMPUTE
+from roofcast.llm.prompts import KernelInput
+
+if TYPE_CHECKING:
+    from roofcast.evaluation.manifest import ManifestRow
+    from roofcast.evaluation.matching import SourceIndex
+    from roofcast.gpu_specs import GPU
+
+
+@dataclass
+class Selection:
+    """The campaign's kernels, and the rows that could not become one (with why)."""
+
+    inputs: list[KernelInput] = field(default_factory=list)
+    unmatched: list[tuple[str, str]] = field(default_factory=list)  # (row key, reason)
+    rows: int = 0
+
+
+def truth_label(label: str) -> str:
+    return COMPUTE if label.lower() == "compute" else BANDWIDTH
+
+
+def select_rows(
+    rows: Sequence[ManifestRow],
+    per_class: int | None = None,
+    seed: int = 0,
+    language: str | None = None,
+    limit: int | None = None,
+) -> list[ManifestRow]:
+    """Language filter, then the paper's balanced sample (per class per language), then a cap."""
+    from roofcast.evaluation.sampling import balanced_sample
+
+    chosen = list(rows)
+    if language:
+        wanted = {"cuda": "CUDA", "omp": "OMP", "openmp": "OMP"}.get(language.lower(), language)
+        chosen = [r for r in chosen if r.language == wanted]
+    if per_class is not None:
+        chosen = balanced_sample(chosen, per_class=per_class, seed=seed)
+    if limit is not None:
+        chosen = chosen[:limit]
+    return chosen
+
+
+def kernel_inputs(
+    rows: Sequence[ManifestRow],
+    index: SourceIndex,
+    gpu: GPU,
+    analyze: bool = False,
+) -> Selection:
+    """Match rows to kernels; with `analyze`, attach roofcast's static result (hybrid)."""
+    from roofcast.evaluation.runner import analyze_rows, launch_context
+
+    selection = Selection(rows=len(rows))
+    if analyze:
+        predictor = _analytic_predictor()
+        outcomes = analyze_rows(rows, index, gpu, predictor)
+        pairs = [(o.match, o.result, o.error) for o in outcomes]
+    else:
+        pairs = [(m, None, "") for m in index.match_all(rows)]
+    for match, result, error in pairs:
+        row = match.row
+        if match.kernel is None:
+            selection.unmatched.append((row.key, match.reason))
+            continue
+        if analyze and result is None:
+            selection.unmatched.append((row.key, f"static analysis failed: {error}"))
+            continue
+        selection.inputs.append(
+            KernelInput(
+                key=row.key,
+                ir=match.kernel,
+                launch=launch_context(row),
+                result=result,
+                measured=dict(row.measured),
+                truth=truth_label(row.label),
+                family=row.family,
+                language=row.language,
+            )
+        )
+    return selection
+
+
+def _analytic_predictor():
+    """The analytic roofline rule, whatever the predictors package calls its default."""
+    from roofcast import predictors
+
+    factory = getattr(predictors, "default_predictor", None)
+    return factory() if factory else None
+
+
+def load_selection(
+    manifest: Path | str,
+    sources: Path | str,
+    gpu: GPU,
+    analyze: bool,
+    per_class: int | None = None,
+    seed: int = 0,
+    language: str | None = None,
+    limit: int | None = None,
+) -> tuple[Selection, SourceIndex, list[ManifestRow]]:
+    """Read the manifest, pick rows, match (and analyze); returns the index for reuse."""
+    from roofcast.evaluation.manifest import load_manifest
+    from roofcast.evaluation.matching import SourceIndex
+
+    all_rows = load_manifest(manifest)
+    rows = select_rows(all_rows, per_class, seed, language, limit)
+    index = SourceIndex(sources)
+    return kernel_inputs(rows, index, gpu, analyze), index, all_rows

@@ -1,0 +1,233 @@
+"""The evaluation loop: match rows, analyze each matched kernel with the row's launch, predict.
+
+A kernel that fails to analyze (an exception, or longer than the time limit) is recorded
+and scored as a miss ('unknown'); the loop never stops for one kernel. Rows whose kernel is
+not found are 'unmatched' and count against coverage.
+"""
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from roofcast.evaluation.manifest import ManifestRow
+from roofcast.evaluation.matching import Match, SourceIndex
+from roofcast.predictors.base import LaunchContext, Predictor, Verdict
+
+if TYPE_CHECKING:
+    from roofcast.gpu_specs import GPU
+    from roofcast.pipeline import KernelResult
+
+#: Seconds one kernel may take to count and predict before it is scored as a miss.
+DEFAULT_KERNEL_TIMEOUT = 60.0
+
+
+class KernelTimeout(Exception):
+    """Counting one kernel took longer than the limit."""
+
+
+@contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Interrupt the block after `seconds` (main thread on POSIX only; elsewhere no limit)."""
+    usable = (
+        seconds and seconds > 0 and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+
+    def _raise(signum: int, frame: object) -> None:
+        raise KernelTimeout(f"analysis took longer than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, float(seconds))  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class NoPrediction:
+    """A stand-in predictor for callers that want counts only (training, feature export)."""
+
+    name = "none"
+
+    def predict(self, kernel: KernelResult, gpu: GPU, context: LaunchContext | None = None
+                ) -> Verdict:
+        return Verdict("unknown", "no predictor", self.name)
+
+
+@dataclass
+class RowOutcome:
+    """One manifest row after matching and analysis."""
+
+    row: ManifestRow
+    match: Match
+    result: KernelResult | None = None
+    error: str = ""  # why analysis failed ('' when it did not)
+    seconds: float = 0.0
+
+    @property
+    def matched(self) -> bool:
+        return self.match.matched
+
+    @property
+    def predicted(self) -> str | None:
+        """'compute' / 'bandwidth' / 'unknown'; None when the row is unmatched."""
+        if not self.matched:
+            return None
+        if self.result is None or self.result.verdict is None:
+            return "unknown"
+        return self.result.verdict.bound
+
+
+def launch_context(row: ManifestRow) -> LaunchContext:
+    """The inputs a predictor may use from a row: its launch and command line, never the
+    measured columns or the label."""
+    return LaunchContext(block=row.block, grid=row.grid, exe_args=row.exe_args)
+
+
+def _context_key(row: ManifestRow, defines: Mapping[str, str]) -> tuple:
+    return (row.block, row.grid, row.exe_args, tuple(sorted(defines.items())))
+
+
+def _progress(enabled: bool) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[item]}"),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not enabled,
+    )
+
+
+def analyze_rows(
+    rows: Sequence[ManifestRow],
+    sources: Path | str | SourceIndex,
+    gpu: GPU,
+    predictor: Predictor | None = None,
+    defines: Mapping[str, str] | None = None,
+    progress: bool = False,
+    kernel_timeout: float | None = DEFAULT_KERNEL_TIMEOUT,
+) -> list[RowOutcome]:
+    """Match and analyze every row. `predictor=None` gives counts without a verdict.
+
+    Each row's kernel is counted with the row's launch (block, grid, exe_args) and with its
+    template instance bound (`void k<double>` binds the kernel's `T` to double), on top of
+    `defines`. Identical (kernel, launch) pairs are analyzed once.
+    """
+    from roofcast.pipeline import analyze_kernels
+
+    index = sources if isinstance(sources, SourceIndex) else SourceIndex(sources, defines)
+    chosen: Predictor = predictor or NoPrediction()
+    outcomes: list[RowOutcome] = []
+    cache: dict[tuple, tuple[KernelResult | None, str]] = {}
+    with _progress(progress) as bar:
+        targets = sorted({r.target for r in rows})
+        task = bar.add_task("discovering", total=len(targets), item="")
+        for target in targets:
+            bar.update(task, item=target)
+            index.target(target)
+            bar.advance(task)
+        matches = index.match_all(rows)
+        bar.update(task, visible=False)
+        task = bar.add_task("analyzing", total=len(rows), item="")
+        for match in matches:
+            row = match.row
+            bar.update(task, item=row.key[:60])
+            outcome = RowOutcome(row, match)
+            if match.kernel is not None:
+                row_defines = {**index.defines, **match.defines}
+                key = (match.kernel.id, _context_key(row, row_defines))
+                start = time.perf_counter()
+                if key not in cache:
+                    cache[key] = _analyze_one(
+                        analyze_kernels, match, row_defines, gpu, chosen, kernel_timeout
+                    )
+                outcome.result, outcome.error = cache[key]
+                outcome.seconds = time.perf_counter() - start
+                if predictor is None and outcome.result is not None:
+                    outcome.result.verdict = None
+            outcomes.append(outcome)
+            bar.advance(task)
+    return outcomes
+
+
+def _analyze_one(analyze_kernels, match: Match, defines: Mapping[str, str], gpu: GPU,
+                 predictor: Predictor, timeout: float | None
+                 ) -> tuple[KernelResult | None, str]:
+    assert match.kernel is not None
+    try:
+        with time_limit(timeout):
+            results = analyze_kernels(
+                [match.kernel], gpu, defines, predictor, launch_context(match.row)
+            )
+    except Exception as exc:  # one kernel's failure is a scored miss, never a crash
+        return None, f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    if not results:
+        return None, "analysis returned no result"
+    return results[0], ""
+
+
+def iter_row_results(
+    rows: Sequence[ManifestRow],
+    sources: Path | str | SourceIndex,
+    gpu: GPU,
+    predictor: Predictor | None = None,
+    defines: Mapping[str, str] | None = None,
+    progress: bool = False,
+) -> Iterator[tuple[ManifestRow, KernelResult | None]]:
+    """(row, KernelResult or None) for every row, in manifest order: the matching and
+    per-row analysis of `evaluate`, for training and the LLM scenarios to reuse."""
+    for outcome in analyze_rows(rows, sources, gpu, predictor, defines, progress):
+        yield outcome.row, outcome.result
+
+
+@dataclass
+class EvaluationResult:
+    """Outcomes of one evaluation run and the scores computed from them."""
+
+    outcomes: list[RowOutcome]
+    gpu: GPU
+    predictor: str
+    seconds: float = 0.0
+    options: dict[str, object] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        from roofcast.evaluation.scoring import score
+
+        return score(self)
+
+
+def evaluate(
+    manifest_rows: Sequence[ManifestRow],
+    sources: Path | str | SourceIndex,
+    gpu: GPU,
+    predictor: Predictor,
+    defines: Mapping[str, str] | None = None,
+    progress: bool = False,
+    kernel_timeout: float | None = DEFAULT_KERNEL_TIMEOUT,
+) -> EvaluationResult:
+    """Score `predictor` on manifest rows against their profiled labels and counts."""
+    start = time.perf_counter()
+    outcomes = analyze_rows(manifest_rows, sources, gpu, predictor, defines, progress,
+                            kernel_timeout)
+    return EvaluationResult(
+        outcomes=outcomes,
+        gpu=gpu,
+        predictor=getattr(predictor, "name", type(predictor).__name__),
+        seconds=time.perf_counter() - start,
+    )

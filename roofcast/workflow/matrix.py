@@ -1,0 +1,121 @@
+"""Verdict of every kernel on every chosen GPU, and where it flips between GPUs.
+
+A DP-heavy kernel is the classic flip: the RTX 3080's FP64 balance point is 0.515 FLOP/B, an
+A100's about 6, so the same kernel is compute-bound on one and bandwidth-bound on the other.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from roofcast.workflow.view import fmt_ai, kernel_views
+
+
+@dataclass
+class Row:
+    """One kernel across GPUs: GPU key -> (bound, dominant class, its intensity)."""
+
+    key: str
+    file: str
+    line: int
+    name: str
+    verdicts: dict[str, str] = field(default_factory=dict)
+    classes: dict[str, str | None] = field(default_factory=dict)
+    intensity: dict[str, float | None] = field(default_factory=dict)
+
+    @property
+    def flips(self) -> bool:
+        """True when the kernel is compute-bound on one GPU and bandwidth-bound on another."""
+        return len({v for v in self.verdicts.values() if v != "unknown"}) > 1
+
+
+@dataclass
+class Matrix:
+    gpus: list[dict]
+    rows: list[Row]
+
+    @property
+    def flipped(self) -> list[Row]:
+        return [r for r in self.rows if r.flips]
+
+
+def build(reports: Sequence[Mapping], base_dir: Path | str) -> Matrix:
+    """Join one report per GPU by kernel key (file + name); order follows the first report."""
+    rows: dict[str, Row] = {}
+    gpus = []
+    for report in reports:
+        gpu = report.get("gpu") or {}
+        gkey = str(gpu.get("key") or gpu.get("name"))
+        gpus.append({"key": gkey, "name": gpu.get("name", gkey),
+                     "balance_points": dict(gpu.get("balance_points") or {})})
+        for v in kernel_views(report, base_dir):
+            row = rows.setdefault(v.key, Row(v.key, v.file, v.line, v.name))
+            row.verdicts[gkey] = v.bound
+            row.classes[gkey] = v.dominant
+            row.intensity[gkey] = v.intensity.get(v.dominant) if v.dominant else None
+    return Matrix(gpus=gpus, rows=list(rows.values()))
+
+
+def to_json(m: Matrix) -> dict:
+    return {
+        "gpus": m.gpus,
+        "kernels": [{
+            "name": r.name, "file": r.file, "line": r.line, "flips": r.flips,
+            "verdicts": {g["key"]: {
+                "bound": r.verdicts.get(g["key"], "missing"),
+                "dominant_class": r.classes.get(g["key"]),
+                "intensity": _json_number(r.intensity.get(g["key"])),
+            } for g in m.gpus},
+        } for r in m.rows],
+        "flipped": [r.key for r in m.flipped],
+    }
+
+
+def _json_number(value: float | None) -> float | str | None:
+    if value is None:
+        return None
+    return "inf" if value == float("inf") else round(value, 6)
+
+
+def to_csv(m: Matrix) -> str:
+    """One row per kernel: file, line, name, one verdict column per GPU, flips."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    keys = [g["key"] for g in m.gpus]
+    writer.writerow(["file", "line", "kernel", *keys, "flips"])
+    for r in m.rows:
+        writer.writerow([r.file, r.line, r.name, *(r.verdicts.get(k, "missing") for k in keys),
+                         "yes" if r.flips else "no"])
+    return buf.getvalue()
+
+
+_STYLE = {"compute": "bold red", "bandwidth": "bold blue", "unknown": "dim"}
+
+
+def to_table(m: Matrix):
+    """A rich Table: verdict per GPU (with the deciding class and intensity), flips marked."""
+    from rich.table import Table
+
+    table = Table(title=f"{len(m.rows)} kernels on {len(m.gpus)} GPUs, "
+                        f"{len(m.flipped)} flip", title_justify="left")
+    table.add_column("kernel", overflow="fold")
+    table.add_column("file:line", overflow="fold", style="dim")
+    for g in m.gpus:
+        bp = g["balance_points"]
+        sub = " ".join(f"{c} {bp[c]:.3g}" for c in ("sp", "dp", "int") if c in bp)
+        table.add_column(f"{g['key']}\n[dim]{sub}[/dim]")
+    table.add_column("flip")
+    for r in m.rows:
+        cells = []
+        for g in m.gpus:
+            bound = r.verdicts.get(g["key"], "missing")
+            cls = r.classes.get(g["key"])
+            detail = f" [dim]{cls} {fmt_ai(r.intensity.get(g['key']))}[/dim]" if cls else ""
+            cells.append(f"[{_STYLE.get(bound, 'dim')}]{bound}[/]{detail}")
+        flip = "[bold yellow]FLIP[/]" if r.flips else ""
+        table.add_row(r.name, f"{r.file}:{r.line}", *cells, flip,
+                      style="on grey15" if r.flips else None)
+    return table
