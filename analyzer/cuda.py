@@ -3,9 +3,9 @@ the `__device__` functions it reaches (networkx call graph) and host launch site
 from __future__ import annotations
 
 from functools import cache
+
 import networkx as nx
 import tree_sitter
-
 from roofcast.analyzer.context import Context
 from roofcast.analyzer.index import FileIndex, FunctionInfo
 from roofcast.analyzer.model import KernelIR, LaunchSite, Param
@@ -38,9 +38,7 @@ def parameters(func: tree_sitter.Node) -> list[Param]:
         stars = ""
         name = ""
         while d is not None:
-            if d.type == "pointer_declarator":
-                stars += "*"
-            elif d.type in ("array_declarator", "abstract_array_declarator"):
+            if d.type == "pointer_declarator" or d.type in ("array_declarator", "abstract_array_declarator"):
                 stars += "*"
             elif d.type in ("reference_declarator",):
                 stars += "&"
@@ -160,9 +158,9 @@ def kernels_in(index: FileIndex, context: Context, launches: LaunchMap) -> list[
                 language="cuda",
                 signature=signature(fn.bare_name, params),
                 params=params,
-                source=_with_template(fn.node),
+                source=_display(index, _with_template(fn.node)),
                 device_functions=[d.name for d in closure],
-                device_sources=[node_text(d.node) for d in closure],
+                device_sources=[_display_fn(d) for d in closure],
                 template_params=fn.template_params,
                 launches=[s for s, _ in sites],
                 host_context=host,
@@ -173,8 +171,17 @@ def kernels_in(index: FileIndex, context: Context, launches: LaunchMap) -> list[
     return kernels
 
 
-def _with_template(func: tree_sitter.Node) -> str:
+def _with_template(func: tree_sitter.Node) -> tree_sitter.Node:
     parent = func.parent
     if parent is not None and parent.type == "template_declaration":
-        return node_text(parent)
-    return node_text(func)
+        return parent
+    return func
+
+
+def _display(index: FileIndex, node: tree_sitter.Node) -> str:
+    """The kernel as written (macros unexpanded, comments removed)."""
+    return index.display(node.start_point[0] + 1, node.end_point[0] + 1) or node_text(node)
+
+
+def _display_fn(fn: FunctionInfo) -> str:
+    return fn.display or node_text(_with_template(fn.node))

@@ -14,6 +14,7 @@ from roofcast.analyzer.context import Context
 from roofcast.analyzer.index import FileIndex, build_index
 from roofcast.analyzer.model import FileProblem, KernelIR
 from roofcast.analyzer.parsing import parse
+from roofcast.analyzer.preprocess import Macro, collect_macros, includes, preprocess, strip_comments
 from roofcast.analyzer.sources import (
     KERNEL_SUFFIXES,
     SourceError,
@@ -34,10 +35,14 @@ class DiscoveryResult:
 class _Indexer:
     """Parses and indexes each file at most once; resolves quoted includes."""
 
-    def __init__(self) -> None:
+    def __init__(self, defines: Mapping[str, str] | None = None) -> None:
+        self.defines = dict(defines or {})
+        self.macro_cache: dict[Path, dict[str, Macro]] = {}
+        self.text_cache: dict[Path, str | None] = {}
         self.indices: dict[Path, FileIndex | None] = {}
         self.by_name: dict[str, list[Path]] = {}
         self.problems: list[FileProblem] = []
+        self.roots: list[Path] = []
 
     def index(self, path: Path) -> FileIndex | None:
         key = path.resolve()
@@ -51,11 +56,44 @@ class _Indexer:
             return None
         if source.warning:
             self.problems.append(FileProblem(str(path), source.warning, fatal=False))
-        tree = parse(source.text, source.grammar)
+        self.text_cache[key] = source.text
+        macros = self.macros_for(key, source.text)
+        # --define overrides a macro the file defines; other names are bound at counting time.
+        for name, value in self.defines.items():
+            if name in macros and macros[name].params is None:
+                macros[name] = Macro(None, value)
+        expanded = preprocess(source.text, macros)
+        tree = parse(expanded, source.grammar)
         index = build_index(path, source.grammar, tree)
+        index.display_lines = strip_comments(source.text).split("\n")
+        for fn in index.functions:
+            fn.display = index.display(fn.node.start_point[0] + 1, fn.node.end_point[0] + 1)
         self.indices[key] = index
         self.by_name.setdefault(path.name, []).append(key)
         return index
+
+    def macros_for(self, path: Path, text: str, depth: int = 0) -> dict[str, Macro]:
+        """Macros of the file and, first, of the local headers it includes."""
+        if path in self.macro_cache:
+            return dict(self.macro_cache[path])
+        self.macro_cache[path] = {}
+        merged: dict[str, Macro] = {}
+        if depth < MAX_INCLUDE_DEPTH:
+            for include in includes(text):
+                target = self._resolve_include(path, include, self.roots)
+                if target is None:
+                    continue
+                if target not in self.text_cache:
+                    try:
+                        self.text_cache[target] = read_source(target).text
+                    except SourceError:
+                        self.text_cache[target] = None
+                child_text = self.text_cache[target]
+                if child_text is not None:
+                    merged.update(self.macros_for(target, child_text, depth + 1))
+        merged.update(collect_macros(text))
+        self.macro_cache[path] = merged
+        return dict(merged)
 
     def visible(self, index: FileIndex, roots: Sequence[Path]) -> list[FileIndex]:
         """The file's own index, then every quoted include found next to it or under a root."""
@@ -90,7 +128,8 @@ def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) ->
     """All kernels under `paths`. Raises SourceError only for a path that does not exist."""
     files = expand_paths(paths)
     roots = [p if p.is_dir() else p.parent for p in paths]
-    indexer = _Indexer()
+    indexer = _Indexer(defines)
+    indexer.roots = roots
     result = DiscoveryResult(files=len(files))
     for path in files:
         indexer.index(path)

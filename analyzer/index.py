@@ -11,7 +11,6 @@ from functools import cache
 from pathlib import Path
 
 import tree_sitter
-
 from roofcast.analyzer.parsing import language, node_text
 
 _QUERY_TEXT = """
@@ -46,6 +45,7 @@ class FunctionInfo:
     qualifiers: frozenset[str]
     template_params: list[str]
     node: tree_sitter.Node
+    display: str = ""
 
     @property
     def bare_name(self) -> str:
@@ -73,6 +73,15 @@ class FileIndex:
     includes: list[str] = field(default_factory=list)
     globals: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (type, declarator)
     constants: dict[str, str] = field(default_factory=dict)  # const/constexpr scalars: name -> init
+    #: the file's own lines, comments blanked, macros unexpanded: what users and models read
+    display_lines: list[str] = field(default_factory=list)
+
+    def display(self, first_line: int, last_line: int) -> str:
+        """Lines first..last (1-based, inclusive) as written, comments removed."""
+        if not self.display_lines:
+            return ""
+        chunk = self.display_lines[first_line - 1:last_line]
+        return "\n".join(line.rstrip() for line in chunk if line.strip())
 
     @property
     def error_count(self) -> int:
@@ -94,7 +103,7 @@ def function_name(func: tree_sitter.Node) -> str | None:
     return node_text(inner)
 
 
-def _template_params(func: tree_sitter.Node) -> list[str]:
+def template_params(func: tree_sitter.Node) -> list[str]:
     parent = func.parent
     if parent is None or parent.type != "template_declaration":
         return []
@@ -175,7 +184,7 @@ def build_index(path: Path, grammar: str, tree: tree_sitter.Tree) -> FileIndex:
                 file=path,
                 line=node.start_point[0] + 1,
                 qualifiers=_qualifiers(node),
-                template_params=_template_params(node),
+                template_params=template_params(node),
                 node=node,
             )
         )

@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 
 import tree_sitter
-
 from roofcast.analyzer.context import Context
 from roofcast.analyzer.cuda import parameters, signature
-from roofcast.analyzer.index import FileIndex, function_name
+from roofcast.analyzer.index import FileIndex, function_name, template_params
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.parsing import node_text
 
@@ -93,10 +92,13 @@ def regions_in(index: FileIndex, context: Context) -> list[KernelIR]:
                 language="openmp",
                 signature=signature(name, params),
                 params=params,
-                source=text + "\n" + node_text(statement),
+                source=index.display(pragma.start_point[0] + 1, statement.end_point[0] + 1)
+                or text + "\n" + node_text(statement),
                 pragma=text,
                 collapse=collapse,
-                host_context=node_text(func)[:MAX_HOST_CONTEXT_CHARS],
+                template_params=template_params(func),
+                host_context=(index.display(func.start_point[0] + 1, func.end_point[0] + 1)
+                              or node_text(func))[:MAX_HOST_CONTEXT_CHARS],
                 ast=(pragma, statement, func),
                 context=context,
             )

@@ -13,11 +13,20 @@ from functools import cache
 
 import sympy
 import tree_sitter
-
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.parsing import language, node_text, parse
 from roofcast.features import mathfuncs as mf
-from roofcast.features.ctypes import BOOL, DOUBLE, FLOAT, INT, LONG, UNKNOWN, CType, TypeResolver, promote
+from roofcast.features.ctypes import (
+    BOOL,
+    DOUBLE,
+    FLOAT,
+    INT,
+    LONG,
+    UNKNOWN,
+    CType,
+    TypeResolver,
+    promote,
+)
 from roofcast.features.symbolic import (
     BUILTIN_VECTORS,
     builtin,
@@ -97,6 +106,7 @@ class KernelCounter:
         self.array_indices: dict[tuple[str, tuple[int, ...]], set[str]] = defaultdict(set)
         self.arrays: set[str] = set()
         self.inline_depth = 0
+        self.inline_stack: list[str] = []
         self.call_counter = 0
         self.next_atomic = False
         self.macro_values: dict[str, sympy.Expr | None] = {}
@@ -732,8 +742,12 @@ class KernelCounter:
         return_type_node = callee.node.child_by_field_name("type")
         return_type = self.types.parse(node_text(return_type_node)) if return_type_node else UNKNOWN
         body = callee.node.child_by_field_name("body")
-        if body is None or self.inline_depth >= MAX_INLINE_DEPTH:
+        if body is None or self.inline_depth >= MAX_INLINE_DEPTH or callee.name in self.inline_stack:
+            # Recursion: one level is counted; deeper calls are data-dependent and flagged.
+            if callee.name in self.inline_stack:
+                self.fv.notes.append(f"recursive call to {callee.name} counted once")
             return return_type
+        self.inline_stack.append(callee.name)
         self.fv.device_calls += 1
         self.inline_depth += 1
         self.call_counter += 1
@@ -776,6 +790,7 @@ class KernelCounter:
         finally:
             self.scopes = saved_scopes
             self.inline_depth -= 1
+            self.inline_stack.pop()
         return return_type
 
     # ---------------------------------------------------------------- statements
@@ -1143,6 +1158,9 @@ def _trip(op: str, start: sympy.Expr, end: sympy.Expr, kind: str, amount: sympy.
 def _number(text: str) -> sympy.Expr | None:
     t = text.strip().rstrip("uUlLfF").strip()
     t = t.replace("'", "")
+    if t.startswith(("-", "+")):
+        inner = _number(t[1:])
+        return None if inner is None else (-inner if t[0] == "-" else inner)
     try:
         if t.lower().startswith("0x"):
             return sympy.Integer(int(t, 16))

@@ -5,7 +5,6 @@ from collections.abc import Mapping
 
 import sympy
 import tree_sitter
-
 from roofcast.analyzer.cuda import parameters
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.openmp import pragma_words

@@ -11,17 +11,11 @@ def _register(kind: str, names: str) -> None:
     for name in names.split():
         forced: str | None = None
         if name.startswith("h") and name[1:] in ("sqrt", "rsqrt", "exp", "log", "sin", "cos",
-                                                 "exp2", "log2", "exp10", "log10", "rcp", "div"):
-            forced = "hp"
-        elif name.startswith(("h2", "__h")):
+                                                 "exp2", "log2", "exp10", "log10", "rcp", "div") or name.startswith(("h2", "__h")):
             forced = "hp"
         elif name.startswith("__d"):
             forced = "dp"
-        elif name.endswith("f") and name not in ("erf", "normcdf"):
-            forced = "sp"
-        elif name.startswith("__f") or (name.startswith("__") and name.endswith("f")):
-            forced = "sp"
-        elif re.match(r"__f\w+_r[nzud]$", name):
+        elif name.endswith("f") and name not in ("erf", "normcdf") or name.startswith("__f") or (name.startswith("__") and name.endswith("f")) or re.match(r"__f\w+_r[nzud]$", name):
             forced = "sp"
         SPECIAL[name] = (kind, forced)
 

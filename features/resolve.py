@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import sympy
-
 from roofcast.features.symbolic import symbol
 from roofcast.features.vector import FeatureVector
 

@@ -1,8 +1,9 @@
 """Turn a model's reply into `Compute`, `Bandwidth` or `unparsed`; never guess.
 
-Accepted replies: exactly one of the two words (case-insensitive, surrounding spaces, quotes
-and one trailing full stop allowed), or a JSON object whose `bound` (or `verdict`) field is one
-of them. Anything else, including a reply that names both or is cut short, is `unparsed`.
+Accepted replies: exactly one of the two words (case-insensitive; surrounding spaces and
+quotes, one trailing full stop and a `-bound` / ` bound` suffix allowed), or a JSON object
+whose `bound` (or `verdict`) field is one of them. Anything else, including a reply that
+names both or is cut short, is `unparsed`.
 Confidence comes from the first answer token's logprobs, renormalised over the two labels.
 """
 from __future__ import annotations
@@ -20,7 +21,9 @@ UNPARSED = "unparsed"
 LABELS: tuple[str, str] = (COMPUTE, BANDWIDTH)
 JSON_FIELDS = ("bound", "verdict", "answer", "label")
 
-_WORD = re.compile(r"""^\s*["'`*]*\s*(compute|bandwidth)\s*["'`*]*\s*\.?\s*$""", re.IGNORECASE)
+_WORD = re.compile(
+    r"""^\s*["'`*]*\s*(compute|bandwidth)(?:[- ]bound)?\s*["'`*]*\s*\.?\s*$""", re.IGNORECASE
+)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 

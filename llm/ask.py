@@ -11,8 +11,13 @@ import threading
 from dataclasses import dataclass, field
 
 import openai
-
-from roofcast.llm.answers import UNPARSED, ParsedAnswer, label_confidence, majority_vote, parse_answer
+from roofcast.llm.answers import (
+    UNPARSED,
+    ParsedAnswer,
+    label_confidence,
+    majority_vote,
+    parse_answer,
+)
 from roofcast.llm.client import (
     EndpointError,
     LLMClient,
@@ -100,7 +105,8 @@ class Asker:
 
     def request(self, prompt: Prompt, sample: int) -> Request:
         return build_request(
-            self.config, self.model_id, prompt, sample, effective_mode(self.config, prompt)
+            self.config, self.model_id, prompt, sample,
+            effective_mode(self.config, prompt.scenario),
         )
 
     def ask(self, prompt: Prompt, kernel_id: str) -> Answer:

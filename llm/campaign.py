@@ -22,7 +22,6 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
-
 from roofcast.llm.answers import LABELS
 from roofcast.llm.ask import Answer, Asker
 from roofcast.llm.client import EndpointError
@@ -99,7 +98,9 @@ class _Tally:
             self.sent += answer.sent
 
     def text(self) -> str:
-        cost = f"${self.cost:.4f}" if self.cost_known else f">= ${self.cost:.4f} (some prices unknown)"
+        cost = f"${self.cost:.4f}"
+        if not self.cost_known:
+            cost = f">= {cost} (some prices unknown)"
         return f"{self.tokens:,} tok  {cost}  store hits {self.hits}  sent {self.sent}"
 
 

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
 import openai
+from roofcast.llm.config import LOCAL_ALIAS, LLMConfig, redact_url
+from roofcast.llm.prompts import Prompt
+from roofcast.llm.structured import constraint_kwargs
 from tenacity import (
     RetryError,
     Retrying,
@@ -21,13 +25,13 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from roofcast.llm.config import LOCAL_ALIAS, LLMConfig, redact_url
-from roofcast.llm.prompts import Prompt
-from roofcast.llm.structured import constraint_kwargs
-
 #: Completion tokens when the caller sets none: a word, a small JSON object, JSON + a sentence.
 DEFAULT_MAX_TOKENS = {"word": 8, "json": 16, "json_reason": 120}
 BACKOFF_MAX_S = 20.0
+#: OpenAI reasoning models (o1, o3, o4-mini, gpt-5...; fine-tuned ones too).
+REASONING_MODELS = re.compile(r"^(?:ft:)?(?:o\d|gpt-5)")
+#: Their completion budget includes hidden reasoning tokens, so one word needs far more.
+REASONING_MAX_TOKENS = 4096
 
 
 class EndpointError(RuntimeError):
@@ -130,7 +134,8 @@ class LLMClient:
         try:
             return [m.id for m in self._retrying(self._client.models.list)]
         except Exception as exc:  # noqa: BLE001 - every failure becomes one line
-            raise EndpointError(f"endpoint {self.endpoint}: {describe(exc, self._secret)}") from None
+            message = describe(exc, self._secret)
+            raise EndpointError(f"endpoint {self.endpoint}: {message}") from None
 
     def _retrying(self, fn, *args, **kwargs):
         retrying = Retrying(
@@ -144,7 +149,7 @@ class LLMClient:
     def build(self, prompt: Prompt, sample: int = 0) -> Request:
         """The request for sample `sample` of `prompt` and its store identity."""
         cfg = self.config
-        mode = effective_mode(cfg, prompt)
+        mode = effective_mode(cfg, prompt.scenario)
         return build_request(cfg, self.model_id(), prompt, sample, mode)
 
     def send(self, request: Request) -> Reply:
@@ -188,7 +193,7 @@ class LLMClient:
 def resolve_model(config: LLMConfig, list_models=None) -> str:
     """`local` -> `local:<basename of the served model>`; other names are used as given."""
     if config.model != LOCAL_ALIAS:
-        return config.model
+        return config.model  # `local:<file>` names the served model already
     if list_models is None:
         raise EndpointError("the local model's name needs the server (or pass --model local:NAME)")
     served = list_models()
@@ -197,10 +202,10 @@ def resolve_model(config: LLMConfig, list_models=None) -> str:
     return f"{LOCAL_ALIAS}:{PurePath(served[0]).name}"
 
 
-def effective_mode(config: LLMConfig, prompt: Prompt) -> str:
-    """The structured mode for this prompt: a fine-tuned model answers in its trained format,
+def effective_mode(config: LLMConfig, scenario: str) -> str:
+    """The structured mode for a scenario: a fine-tuned model answers in its trained format,
     so `auto` sends it no schema on a remote endpoint."""
-    if config.structured == "auto" and prompt.scenario == "fine-tuned" and not config.is_local:
+    if config.structured == "auto" and scenario == "fine-tuned" and not config.local_alias:
         return "none"
     return config.structured_mode
 
@@ -209,23 +214,32 @@ def build_request(
     config: LLMConfig, model_id: str, prompt: Prompt, sample: int, mode: str
 ) -> Request:
     """Pure: the create() arguments and the identity hash; no network."""
-    max_tokens = config.max_tokens or DEFAULT_MAX_TOKENS[prompt.answer_format]
-    kwargs: dict = {"model": model_id.split(":", 1)[0] if model_id.startswith("local:") else model_id,
-                    "max_tokens": max_tokens}
-    if config.temperature is not None:
-        kwargs["temperature"] = config.temperature
-    if config.top_p is not None:
-        kwargs["top_p"] = config.top_p
+    reasoning = bool(REASONING_MODELS.match(model_id))
+    max_tokens = config.max_tokens or (
+        REASONING_MAX_TOKENS if reasoning else DEFAULT_MAX_TOKENS[prompt.answer_format]
+    )
+    sent_model = LOCAL_ALIAS if model_id.startswith(LOCAL_ALIAS + ":") else model_id
+    kwargs: dict = {"model": sent_model}
     seed = None if config.seed is None else config.seed + sample
-    if seed is not None:
-        kwargs["seed"] = seed
-    if config.logprobs:
-        kwargs["logprobs"] = True
-        if config.top_logprobs:
-            kwargs["top_logprobs"] = config.top_logprobs
+    if reasoning:
+        # reasoning models take max_completion_tokens (thinking included) and reject
+        # temperature, top_p and logprobs
+        kwargs["max_completion_tokens"] = max_tokens
+    else:
+        kwargs["max_tokens"] = max_tokens
+        if config.temperature is not None:
+            kwargs["temperature"] = config.temperature
+        if config.top_p is not None:
+            kwargs["top_p"] = config.top_p
+        if seed is not None:
+            kwargs["seed"] = seed
+        if config.logprobs:
+            kwargs["logprobs"] = True
+            if config.top_logprobs:
+                kwargs["top_logprobs"] = config.top_logprobs
     constraint, extra_body = constraint_kwargs(mode, prompt.answer_format)
     kwargs.update(constraint)
-    if config.is_local:
+    if mode == "grammar":  # llama.cpp: answers must not depend on its KV cache state
         extra_body = {**extra_body, "cache_prompt": False}
     identity = {
         "model": model_id,
@@ -240,6 +254,8 @@ def build_request(
         "top_logprobs": config.top_logprobs if config.logprobs else None,
         "sample": sample,
     }
+    if reasoning:
+        identity["reasoning_model"] = True
     return Request(
         prompt=prompt,
         sample=sample,

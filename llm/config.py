@@ -64,8 +64,8 @@ class LLMConfig:
     structured: Structured = "auto"
     logprobs: bool = True
     top_logprobs: int = 10
-    #: llama.cpp: send cache_prompt=false so answers do not depend on the KV cache state.
-    local_server: bool | None = None  # None: inferred from the URL
+    #: A server on this machine (no key needed, no cost); None: inferred from model and URL.
+    local_server: bool | None = None
     price_in_per_m: float | None = None  # USD per 1M prompt tokens (overrides the table)
     price_out_per_m: float | None = None
 
@@ -82,10 +82,15 @@ class LLMConfig:
             raise ConfigError("timeout must be positive")
 
     @property
+    def local_alias(self) -> bool:
+        """`local` or `local:<model file>`: the model served by `roofcast llm serve`."""
+        return self.model == LOCAL_ALIAS or self.model.startswith(LOCAL_ALIAS + ":")
+
+    @property
     def resolved_base_url(self) -> str | None:
         if self.base_url:
             return self.base_url.rstrip("/")
-        if self.model == LOCAL_ALIAS:
+        if self.local_alias:
             return local_base_url()
         return None
 
@@ -93,15 +98,18 @@ class LLMConfig:
     def is_local(self) -> bool:
         if self.local_server is not None:
             return self.local_server
+        if self.local_alias:
+            return True
         url = self.resolved_base_url
         return bool(url) and is_local_url(url)
 
     @property
     def structured_mode(self) -> str:
-        """`auto`: GBNF grammar on a local llama.cpp server, json_schema elsewhere."""
+        """`auto`: GBNF grammar on `roofcast llm serve` (llama.cpp), json_schema elsewhere
+        (OpenAI, vLLM, Ollama and llama.cpp all accept it)."""
         if self.structured != "auto":
             return self.structured
-        return "grammar" if self.is_local else "json_schema"
+        return "grammar" if self.local_alias else "json_schema"
 
     def api_key(self) -> str:
         """The key from the named env var; local servers need none. Never store the result."""

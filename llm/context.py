@@ -10,8 +10,13 @@ Truncation rule, in priority order, for a budget of B estimated tokens:
   2. the launch facts (block, grid, program arguments, launch sites), always, capped;
   3. the `__device__` functions it calls, in call order, each whole or not at all while they
      fit; the names of the ones left out are listed;
-  4. the host code that sizes and launches it, its first whole lines that still fit.
-Tokens are estimated as ceil(characters / CHARS_PER_TOKEN), a conservative figure for code.
+  4. the host code that sizes and launches it: whole lines, chosen first the launch lines
+     (those naming the kernel, with one line either side), then sizing lines (allocations,
+     argv parsing, sizeof, dim3, constants), then the rest in order, while they fit; shown
+     in source order with `// ...` where lines were skipped. An OpenMP region's own text
+     inside its host function is replaced by one marker line.
+Tokens are estimated as ceil(characters / CHARS_PER_TOKEN), a conservative figure for code
+(about 3 characters per token was measured for code with a small model's tokenizer).
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from roofcast.analyzer.model import KernelIR
+
     from roofcast.predictors.base import LaunchContext
 
 CHARS_PER_TOKEN = 3.0
@@ -36,6 +42,11 @@ _TOKEN = re.compile(
     re.DOTALL,
 )
 _DEVICE_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:<[^()]*>)?\s*\(")
+_SIZING = re.compile(
+    r"malloc|Malloc|\bnew\b|\bato[il]|\bstrto|\bsto[il]\b|argv|sizeof|\bdim3\b|"
+    r"\bconst\s+(?:int|long|size_t|unsigned)|#define|\bsize_t\b"
+)
+REGION_MARKER = "// (the offloaded region shown above)"
 
 
 def estimate_tokens(text: str) -> int:
@@ -163,15 +174,11 @@ def render_kernel(
         parts.append(facts_text)
 
     host_cut = 0
-    host = strip_comments(ir.host_context) if include_host and ir.host_context else ""
+    host = host_code_of(ir) if include_host else ""
     if host and remaining > 24:
-        host_code, host_cut = truncate_lines(host, remaining - 12)
+        host_code, host_cut = select_host_lines(host, ir.name, remaining - 12)
         if host_code.strip():
-            if host_cut:
-                host_code += f"\n// [truncated: {host_cut} more lines]"
             parts.append(f"Host code that sizes and launches it:\n```cpp\n{host_code}\n```")
-        else:
-            host_cut = len(host.splitlines())
     elif host:
         host_cut = len(host.splitlines())
 
@@ -183,6 +190,45 @@ def render_kernel(
         dropped_device_functions=dropped,
         host_lines_cut=host_cut,
     )
+
+
+def host_code_of(ir: KernelIR) -> str:
+    """The host context without comments, an OpenMP region's own text folded to a marker."""
+    if not ir.host_context:
+        return ""
+    host = strip_comments(ir.host_context)
+    region = strip_comments(ir.source)
+    if ir.language == "openmp" and region and region in host:
+        host = host.replace(region, REGION_MARKER, 1)
+    return host
+
+
+def select_host_lines(host: str, kernel_name: str, budget: int) -> tuple[str, int]:
+    """Launch lines, then sizing lines, then the rest, within budget; source order kept."""
+    lines = host.splitlines()
+    name = re.compile(rf"\b{re.escape(kernel_name)}\b") if kernel_name else None
+    priority = [2] * len(lines)
+    for i, line in enumerate(lines):
+        if _SIZING.search(line):
+            priority[i] = min(priority[i], 1)
+        if (name and name.search(line)) or line.strip() == REGION_MARKER:
+            for j in range(max(0, i - 1), min(len(lines), i + 2)):
+                priority[j] = 0
+    keep: set[int] = set()
+    used = 0
+    for i in sorted(range(len(lines)), key=lambda i: (priority[i], i)):
+        cost = estimate_tokens(lines[i] + "\n")
+        if used + cost > budget:
+            continue
+        keep.add(i)
+        used += cost
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if i in keep:
+            out.append(line)
+        elif not out or out[-1] != "// ...":
+            out.append("// ...")
+    return "\n".join(out), len(lines) - len(keep)
 
 
 def _unique(items: Sequence[str]) -> list[str]:

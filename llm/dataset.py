@@ -7,6 +7,8 @@ figures ride along as truth; only the profile scenario shows the figures to the 
 """
 from __future__ import annotations
 
+import random
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,9 +18,10 @@ from roofcast.llm.answers import BANDWIDTH, COMPUTE
 from roofcast.llm.prompts import KernelInput
 
 if TYPE_CHECKING:
+    from roofcast.gpu_specs import GPU
+
     from roofcast.evaluation.manifest import ManifestRow
     from roofcast.evaluation.matching import SourceIndex
-    from roofcast.gpu_specs import GPU
 
 
 @dataclass
@@ -40,8 +43,14 @@ def select_rows(
     seed: int = 0,
     language: str | None = None,
     limit: int | None = None,
+    index: SourceIndex | None = None,
 ) -> list[ManifestRow]:
-    """Language filter, then the paper's balanced sample (per class per language), then a cap."""
+    """Language filter, then a balanced sample (per class per language), then a cap.
+
+    With an `index`, the sample is balanced over rows that match a kernel: a drawn row
+    whose kernel is not found is replaced by the next row of its group in the same seeded
+    order, so the campaign really asks `per_class` kernels of each class and language.
+    """
     from roofcast.evaluation.sampling import balanced_sample
 
     chosen = list(rows)
@@ -49,10 +58,38 @@ def select_rows(
         wanted = {"cuda": "CUDA", "omp": "OMP", "openmp": "OMP"}.get(language.lower(), language)
         chosen = [r for r in chosen if r.language == wanted]
     if per_class is not None:
-        chosen = balanced_sample(chosen, per_class=per_class, seed=seed)
+        if index is None:
+            chosen = balanced_sample(chosen, per_class=per_class, seed=seed)
+        else:
+            chosen = balanced_matched(chosen, index, per_class, seed)
     if limit is not None:
         chosen = chosen[:limit]
     return chosen
+
+
+def balanced_matched(
+    rows: Sequence[ManifestRow], index: SourceIndex, per_class: int, seed: int
+) -> list[ManifestRow]:
+    """`per_class` matching rows per (language, label), drawn in a seeded order."""
+    groups: dict[tuple[str, str], list[ManifestRow]] = defaultdict(list)
+    for row in rows:
+        groups[(row.language, row.label)].append(row)
+    rng = random.Random(seed)
+    picked: set[int] = set()
+    for language in sorted({row.language for row in rows}):
+        found: dict[str, list[ManifestRow]] = {}
+        for label in ("compute", "bandwidth"):
+            group = sorted(groups[(language, label)], key=lambda r: r.index)
+            found[label] = []
+            for row in rng.sample(group, len(group)):
+                if len(found[label]) >= per_class:
+                    break
+                if index.match(row).matched:
+                    found[label].append(row)
+        take = min(len(found["compute"]), len(found["bandwidth"]))
+        for label in found:
+            picked.update(r.index for r in found[label][:take])
+    return [row for row in rows if row.index in picked]
 
 
 def kernel_inputs(
@@ -117,6 +154,6 @@ def load_selection(
     from roofcast.evaluation.matching import SourceIndex
 
     all_rows = load_manifest(manifest)
-    rows = select_rows(all_rows, per_class, seed, language, limit)
     index = SourceIndex(sources)
+    rows = select_rows(all_rows, per_class, seed, language, limit, index)
     return kernel_inputs(rows, index, gpu, analyze), index, all_rows

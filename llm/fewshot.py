@@ -23,9 +23,10 @@ from roofcast.llm.context import render_kernel
 from roofcast.llm.prompts import Example, KernelInput
 
 if TYPE_CHECKING:
+    from roofcast.gpu_specs import GPU
+
     from roofcast.evaluation.manifest import ManifestRow
     from roofcast.evaluation.matching import SourceIndex
-    from roofcast.gpu_specs import GPU
 
 MAX_TRIES_PER_CLASS = 12
 
@@ -46,13 +47,13 @@ class ExamplePool:
     resolve: object  # callable(ref) -> KernelInput | None
     seed: int = 0
     exclude_families: set[str] = field(default_factory=set)
-    _picked: dict[tuple[str, int, int], list[Example]] = field(default_factory=dict)
+    _picked: dict[tuple, list[Example]] = field(default_factory=dict)
 
     def pick(self, kernel: KernelInput, k: int, budget: int) -> list[Example]:
         """k examples for `kernel` (k//2 per class, the odd one Bandwidth), never itself."""
         if k <= 0:
             return []
-        cache_key = (kernel.lang, k, budget)
+        cache_key = (kernel.lang, k, budget, frozenset(self.exclude_families))
         picked = self._picked.get(cache_key)
         if picked is None or any(_clashes(e, kernel) for e in picked):
             picked = self._choose(kernel, k, budget)
@@ -80,7 +81,9 @@ class ExamplePool:
                 if example_input is None:
                     continue
                 example = Example(example_input, label)
-                rendered = render_kernel(example_input.ir, example_input.launch, max(budget // 2, 64))
+                rendered = render_kernel(
+                    example_input.ir, example_input.launch, max(budget // 2, 64)
+                )
                 (fitting if rendered.truncated_lines == 0 else spare).append(example)
             fitting.extend(spare[: max(0, count - len(fitting))])
             if len(fitting) < count:
@@ -110,9 +113,9 @@ def manifest_pool(
     seed: int = 0,
 ) -> ExamplePool:
     """Examples from manifest rows (profiled labels), matched to sources on demand."""
-    from roofcast.evaluation.runner import launch_context
-
     from roofcast.llm.dataset import truth_label
+
+    from roofcast.evaluation.runner import launch_context
 
     def resolve(row: ManifestRow) -> KernelInput | None:
         match = index.match(row)

@@ -7,38 +7,87 @@ with the reason, never a guess. The profile scenario reads measured figures from
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from roofcast.llm.ask import Answer, Asker
-from roofcast.llm.client import LLMClient
+from roofcast.llm.client import LLMClient, effective_mode
 from roofcast.llm.config import LLMConfig
 from roofcast.llm.context import DEFAULT_BUDGET
-from roofcast.llm.prompts import KernelInput, build_prompt
+from roofcast.llm.prompts import SCENARIOS, KernelInput, build_prompt
 from roofcast.llm.store import Store
+
 from roofcast.predictors.base import LaunchContext, Verdict
 
 if TYPE_CHECKING:
     from roofcast.gpu_specs import GPU
     from roofcast.llm.fewshot import ExamplePool
+
     from roofcast.pipeline import KernelResult
 
 
-@dataclass
+#: String options `get_predictor("llm", **options)` and `evaluate -o KEY=VALUE` accept.
+OPTION_FIELDS: dict[str, tuple[str, type]] = {
+    "base_url": ("base_url", str), "api_key_env": ("api_key_env", str),
+    "structured": ("structured", str), "temperature": ("temperature", float),
+    "top_p": ("top_p", float), "timeout": ("timeout_s", float), "max_tokens": ("max_tokens", int),
+    "seed": ("seed", int), "n": ("n", int), "samples": ("n", int), "retries": ("retries", int),
+}
+
+
 class LLMPredictor:
-    """Predictor protocol over one model and scenario (default: hybrid)."""
+    """Predictor protocol over one model and scenario (default: hybrid).
 
-    config: LLMConfig
-    scenario: str = "hybrid"
-    store: Store | None = None
-    budget: int = DEFAULT_BUDGET
-    k: int = 2
-    pool: ExamplePool | None = None
-    name: str = "llm"
+    `LLMPredictor(model="gpt-4o", scenario="hybrid", base_url=..., temperature="0")`: the
+    endpoint options may be strings (as `evaluate -o KEY=VALUE` passes them), or give a
+    ready `config`. `store` is a Store or a path; `budget` and `k` as in `roofcast llm run`.
+    """
 
-    def __post_init__(self) -> None:
-        self.store = self.store or Store()
+    name = "llm"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        scenario: str = "hybrid",
+        config: LLMConfig | None = None,
+        store: Store | str | None = None,
+        budget: int | str = DEFAULT_BUDGET,
+        k: int | str = 2,
+        pool: ExamplePool | None = None,
+        **options: object,
+    ) -> None:
+        if scenario not in SCENARIOS:
+            raise ValueError(f"unknown scenario {scenario!r}; one of {', '.join(SCENARIOS)}")
+        if config is not None and (model or options):
+            raise ValueError("give either config or model/endpoint options, not both")
+        self.config = config or self._config(model or "local", options)
+        self.scenario = scenario
+        self.store = store if isinstance(store, Store) else Store(store)
+        self.budget = int(budget)
+        self.k = int(k)
+        self.pool = pool
         self._asker = Asker(self.config, self.store, LLMClient(self.config))
+
+    @staticmethod
+    def _config(model: str, options: dict[str, object]) -> LLMConfig:
+        args: dict[str, object] = {"model": model}
+        for key, value in options.items():
+            key = key.replace("-", "_")
+            if key not in OPTION_FIELDS:
+                raise ValueError(f"unknown llm option {key!r}; known: model, scenario, store, "
+                                 f"budget, k, {', '.join(OPTION_FIELDS)}")
+            field_name, kind = OPTION_FIELDS[key]
+            try:
+                args[field_name] = value if value is None else kind(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"llm option {key}={value!r} is not a {kind.__name__}") from None
+        return LLMConfig(**args)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_options(cls, **options: str) -> LLMPredictor:
+        """Same as the constructor; kept for registries that pass string options."""
+        return cls(**options)  # type: ignore[arg-type]
 
     def predict(
         self, kernel: KernelResult, gpu: GPU, context: LaunchContext | None = None
@@ -57,8 +106,8 @@ class LLMPredictor:
                     self.pool = corpus_pool(gpu)
                 examples = self.pool.pick(kernel_input, self.k, self.budget)
             prompt = build_prompt(
-                self.scenario, kernel_input, gpu, self.config.structured_mode, self.budget,
-                examples,
+                self.scenario, kernel_input, gpu, effective_mode(self.config, self.scenario),
+                self.budget, examples,
             )
         except ValueError as exc:
             return Verdict("unknown", f"no prompt: {exc}", self.name)
@@ -81,3 +130,20 @@ def to_verdict(answer: Answer, name: str = "llm") -> Verdict:
                        details=details)
     reason = answer.reason or f"{answer.model} ({answer.scenario}) answered {answer.label}"
     return Verdict(answer.bound, reason, name, confidence=answer.confidence, details=details)
+
+
+def llm_verdicts(
+    results: Sequence[KernelResult],
+    gpu: GPU,
+    predictor: LLMPredictor,
+    context: LaunchContext | None = None,
+    concurrency: int = 1,
+) -> list[Verdict]:
+    """`predictor.predict` over many kernels, `concurrency` requests in flight (for
+    `analyze --llm`); verdicts come back in the order of `results`."""
+    if predictor.scenario == "few-shot" and predictor.pool is None:
+        from roofcast.llm.fewshot import corpus_pool
+
+        predictor.pool = corpus_pool(gpu)
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        return list(pool.map(lambda r: predictor.predict(r, gpu, context), results))

@@ -19,9 +19,12 @@ from roofcast.llm.context import DEFAULT_BUDGET, render_kernel
 if TYPE_CHECKING:
     from roofcast.analyzer.model import KernelIR
     from roofcast.gpu_specs import GPU
+
     from roofcast.pipeline import KernelResult
     from roofcast.predictors.base import LaunchContext
 
+#: Longest line of the hybrid scenario's static summary (symbolic counts can be long).
+MAX_SUMMARY_LINE = 300
 SCENARIOS: tuple[str, ...] = ("profile", "zero-shot", "few-shot", "fine-tuned", "hybrid")
 AnswerFormat = Literal["word", "json", "json_reason"]
 #: Classes the roofline label uses (the ground truth ignores FP16), in prompt order.
@@ -185,7 +188,9 @@ def build_profile(kernel: KernelInput, gpu: GPU, fmt: AnswerFormat) -> Prompt:
     )
 
 
-def _kernel_message(kernel: KernelInput, gpu: GPU, budget: int, fmt: AnswerFormat) -> tuple[str, dict]:
+def _kernel_message(
+    kernel: KernelInput, gpu: GPU, budget: int, fmt: AnswerFormat
+) -> tuple[str, dict]:
     ctx = render_kernel(kernel.ir, kernel.launch, budget)
     user = (
         f"{gpu_block(gpu)}\n\n{ctx.text}\n\n"
@@ -250,7 +255,10 @@ def build_fine_tuned(kernel: KernelInput, gpu: GPU, fmt: AnswerFormat, budget: i
     balance = ", ".join(
         f"{label} {_num(gpu.balance_points[k])}" for k, label in CLASSES if k in gpu.balance_points
     )
-    user = f"GPU: {gpu.name} (balance points {balance} ops/byte)\n\n{ctx.text}\n\n{ANSWER_TEXT[fmt]}"
+    user = (
+        f"GPU: {gpu.name} (balance points {balance} ops/byte)\n\n{ctx.text}\n\n"
+        + ANSWER_TEXT[fmt]
+    )
     return Prompt(
         "fine-tuned",
         ({"role": "system", "content": FINETUNE_SYSTEM}, {"role": "user", "content": user}),
@@ -264,10 +272,10 @@ def static_summary(result: KernelResult) -> list[str]:
     data = result.to_json()
     lines = []
     threads = data.get("threads")
-    if isinstance(threads, dict) and threads:
-        total = threads.get("total", threads.get("threads"))
-        if total is not None:
-            lines.append(f"threads (or loop iterations) in the launch: {total}")
+    if isinstance(threads, dict):
+        threads = threads.get("total", threads.get("threads"))
+    if threads not in (None, ""):
+        lines.append(f"threads (or loop iterations) in the launch: {threads}")
     flops = data.get("flops_per_thread", {})
     lines.append(
         "per thread: "
@@ -290,8 +298,10 @@ def static_summary(result: KernelResult) -> list[str]:
     if symbols:
         lines.append("sizes left symbolic (defaults applied): " + ", ".join(map(str, symbols)))
     bound = data.get("bound", "unknown")
-    lines.append(f"analytic verdict: {bound}-bound" + (f" ({data['reason']})" if data.get("reason") else ""))
-    return lines
+    reason = f" ({data['reason']})" if data.get("reason") else ""
+    lines.append(f"analytic verdict: {bound}-bound{reason}")
+    return [line if len(line) <= MAX_SUMMARY_LINE else line[: MAX_SUMMARY_LINE - 3] + "..."
+            for line in lines]
 
 
 def build_hybrid(kernel: KernelInput, gpu: GPU, budget: int) -> Prompt:

@@ -88,7 +88,8 @@ def sha256_of(path: Path) -> str:
 
 
 def models_cache() -> Path:
-    return Path(os.environ.get("ROOFCAST_MODELS_DIR", Path.home() / ".cache" / "roofcast" / "models"))
+    default = Path.home() / ".cache" / "roofcast" / "models"
+    return Path(os.environ.get("ROOFCAST_MODELS_DIR", default))
 
 
 def _smollm_file(model: BundledModel) -> Path | None:
@@ -108,7 +109,9 @@ def _joined_file(model: BundledModel) -> Path | None:
         folder = _package_dir(package)
         if folder is None:
             return None
-        parts = sorted(folder.rglob("part*.bin"), key=lambda p: [int(n) for n in re.findall(r"\d+", p.name)])
+        parts = sorted(
+            folder.rglob("part*.bin"), key=lambda p: [int(n) for n in re.findall(r"\d+", p.name)]
+        )
         if not parts:
             return None
         chunks.extend(parts)
@@ -133,7 +136,9 @@ def locate_model(name: str = DEFAULT_MODEL, verify: bool = True) -> Path:
     if path is None or not path.is_file():
         raise ServeError(f"model '{name}' is not installed: {model.install}")
     if verify and sha256_of(path) != model.sha256:
-        raise ServeError(f"model file {path} fails its sha256 check (expected {model.sha256[:12]}...)")
+        raise ServeError(
+            f"model file {path} fails its sha256 check (expected {model.sha256[:12]}...)"
+        )
     return path
 
 
@@ -190,8 +195,10 @@ def serve_forever(
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    print(f"{READY_PREFIX}http://{host}:{port}/v1 (model {path.name}, ctx {ctx}, threads {threads})",
-          flush=True)
+    print(
+        f"{READY_PREFIX}http://{host}:{port}/v1 (model {path.name}, ctx {ctx}, threads {threads})",
+        flush=True,
+    )
     while not stop.is_set():
         stop.wait(0.5)
     del server
@@ -262,7 +269,7 @@ class LocalServer:
         if self.process and self.process.poll() is None:
             self.process.terminate()
             try:
-                self.process.wait(timeout=15)
+                self.process.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()

@@ -32,8 +32,10 @@ def report(gpu_name: str, specs: list[tuple], root: Path) -> dict:
     balance = gpu.balance_points
     return {
         "schema_version": 1,
-        "gpu": {"name": gpu.name, "key": gpu.key, "balance_points": gpu.to_json()["balance_points"]},
-        "kernels": [kernel(n, str(root / f), ln, ld, st, balance, **ops) for n, f, ln, ld, st, ops in specs],
+        "gpu": {"name": gpu.name, "key": gpu.key,
+                "balance_points": gpu.to_json()["balance_points"]},
+        "kernels": [kernel(n, str(root / f), ln, ld, st, balance, **ops)
+                    for n, f, ln, ld, st, ops in specs],
         "problems": [],
     }
 

@@ -6,9 +6,9 @@ import base64
 import matplotlib.image as mpimg
 import numpy as np
 import pytest
+from roofcast.gpu_specs import load_gpu
 from test_workflow_fixtures import SPECS, report
 
-from roofcast.gpu_specs import load_gpu
 from roofcast.workflow import plot as rp
 from roofcast.workflow.view import kernel_views
 
@@ -33,8 +33,18 @@ def test_svg_names_every_kernel_and_balance_point(tmp_path, fig):
     out = tmp_path / "roofline.svg"
     rp.save(fig, out)
     text = out.read_text()
-    for name in ("saxpy", "dp_poly", "sgemm_tile", "FP64 balance 0.515", "FP32 balance 33"):
+    for name in ("saxpy", "dp_poly", "sgemm_tile", "FP64 balance 0.515", "INT32 balance 16.5"):
         assert name in text
+    gpu = load_gpu("rtx3080")
+    for group in rp._ceilings(gpu.peaks):
+        names = "/".join(rp.LABELS[c] for c in group)
+        assert f"{names} balance {gpu.balance_points[group[0]]:.3g}" in text
+
+
+def test_equal_peaks_share_one_ceiling():
+    assert rp._ceilings({"sp": 25e12, "dp": 0.4e12, "hp": 25e12, "int": 12.5e12}) == [
+        ["sp", "hp"], ["dp"], ["int"]]
+    assert rp._ceilings({"sp": 19.5e12, "dp": 9.7e12}) == [["sp"], ["dp"]]
 
 
 def test_html_embeds_the_svg(tmp_path, fig):

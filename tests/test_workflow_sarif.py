@@ -68,3 +68,11 @@ def test_fingerprints_survive_line_moves_and_differ_by_kernel_and_gpu(tmp_path):
     assert base == moved
     assert len(set(base.values())) == 3
     assert set(prints("a100", SPECS).values()).isdisjoint(base.values())
+
+
+def test_file_outside_base_dir_keeps_an_absolute_uri(tmp_path, validator):
+    rep = report("a100", SPECS[:1], tmp_path / "elsewhere")
+    log = report_to_sarif(rep, tmp_path / "project")
+    loc = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert loc == {"uri": (tmp_path / "elsewhere" / "src" / "blas.cu").as_uri()}
+    assert list(validator.iter_errors(log)) == []

@@ -60,6 +60,8 @@ def analyze(
     if pattern is not None:
         report.kernels = [k for k in report.kernels if pattern.search(k.ir.name)]
     if not report.kernels:
+        if any(p.fatal for p in report.problems):
+            raise typer.Exit(EXIT_USAGE)
         fail(f"no kernels found in {', '.join(str(p) for p in paths)}", EXIT_USAGE)
     if llm:
         _add_llm(report, llm, scenario, target)

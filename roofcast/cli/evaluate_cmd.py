@@ -46,9 +46,11 @@ def load_predictor(name: str | None, options: dict[str, str]) -> Predictor:
         return getter(name, **options)
     except typer.Exit:
         raise
-    except (KeyError, ValueError, TypeError, LookupError) as exc:
+    except ImportError as exc:
+        fail(f"predictor {name or 'default'!r} is not available here ({exc})")
+    except (KeyError, ValueError, TypeError, LookupError, OSError) as exc:
         message = exc.args[0] if exc.args else str(exc)
-        fail(f"predictor {name!r}: {message}")
+        fail(f"predictor {name or 'default'!r}: {message}")
 
 
 def _print_table(summary: dict) -> None:
@@ -57,7 +59,7 @@ def _print_table(summary: dict) -> None:
 
     from roofcast.evaluation.tables import COUNT_HEAD, METRIC_HEAD, count_rows, metric_rows
 
-    console = Console()
+    console = Console(emoji=False, highlight=False)
     table = Table(title=f"{summary['predictor']} on {summary['gpu']}: labels "
                         f"({summary['n']}/{summary['rows']} rows matched)")
     for head in METRIC_HEAD:
@@ -71,9 +73,11 @@ def _print_table(summary: dict) -> None:
         f"-> bandwidth {c['compute']['bandwidth']}; bandwidth -> compute "
         f"{c['bandwidth']['compute']}, -> bandwidth {c['bandwidth']['bandwidth']}"
     )
-    counts = Table(title="count accuracy of launch totals (MALE = mean |log10 error|)")
+    counts = Table(title="count accuracy of launch totals (MALE = mean |log10 error|, "
+                         "fr = fully resolved)")
     for head in COUNT_HEAD:
-        counts.add_column(head, justify="left" if head == "quantity" else "right")
+        counts.add_column(head, justify="left" if head == "quantity" else "right",
+                          no_wrap=head == "quantity")
     for row in count_rows(summary):
         counts.add_row(*row)
     console.print(counts)
@@ -87,7 +91,7 @@ def _print_table(summary: dict) -> None:
     if summary["failures"]:
         console.print(f"[bold]{len(summary['failures'])} kernel(s) failed to analyze[/]"
                       " (scored as misses)")
-    console.print(f"{summary['seconds']} s")
+    console.print(f"{summary['seconds']} s; --format json lists everything")
 
 
 def evaluate(
@@ -115,7 +119,7 @@ def evaluate(
     report: Annotated[Path | None, typer.Option(
         "--report", help="Write report.md/.html with PNG plots into this folder.")] = None,
     kernel_timeout: Annotated[float, typer.Option(
-        "--kernel-timeout", help="Seconds per kernel before it is scored as a miss.")] = 60.0,
+        "--kernel-timeout", help="Seconds per kernel before it is scored as a miss.")] = 20.0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Score a predictor against profiled labels and counts (e.g. gpuFLOPBench dev.csv)."""

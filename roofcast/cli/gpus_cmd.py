@@ -36,7 +36,7 @@ def _table(gpus: list[GPU]) -> Table:
             gpu.name,
             ", ".join(gpu.aliases),
             str(gpu.sms),
-            f"{gpu.clock_ghz:.3g}" + ("*" if gpu.clock == "base" else ""),
+            f"{gpu.clock_ghz:.4g}" + ("*" if gpu.clock == "base" else ""),
             f"{gpu.bandwidth_gbs:g}",
             f"{gpu.l2_mb:g}",
             *(f"{balance[c]:.4g}" if c in balance else "-" for c in CLASSES),

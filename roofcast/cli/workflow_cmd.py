@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from roofcast.cli.errors import EXIT_FAIL_ON, EXIT_USAGE, fail
+from roofcast.cli.errors import EXIT_FAIL_ON, fail
+from roofcast.workflow.baseline import DEFAULT_BASELINE, DEFAULT_THRESHOLD_PCT
 
 if TYPE_CHECKING:
     from roofcast.gpu_specs import GPU
 
-DEFAULT_BASELINE = ".roofcast-baseline.json"  # same as roofcast.workflow.baseline (lazy import)
 
 GpuOpt = Annotated[list[str], typer.Option("--gpu", "-g", help="Target GPU (repeatable).")]
 DefineOpt = Annotated[
@@ -47,45 +47,33 @@ class MatrixFormat(str, Enum):
 
 def parse_defines(items: Sequence[str] | None) -> dict[str, str]:
     """`["N=4096", "T=double"]` -> dict; a malformed item is a one-line usage error."""
-    out: dict[str, str] = {}
-    for item in items or []:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip().isidentifier() or not value.strip():
-            fail(f"malformed --define '{item}': expected NAME=VALUE")
-        out[name.strip()] = value.strip()
-    return out
+    from roofcast.cli.options import defines_or_fail
+
+    return defines_or_fail(list(items or []))
 
 
 def load_gpus(names: Sequence[str]) -> list[tuple[str, GPU]]:
     """(label as typed, GPU) per --gpu; unknown names fail with the loader's suggestion."""
-    from roofcast.gpu_specs import UnknownGPUError, load_gpu
+    from roofcast.cli.options import gpu_or_fail
 
     if not names:
         fail("give at least one --gpu (see `roofcast gpus`)")
-    out = []
-    for name in names:
-        try:
-            out.append((name, load_gpu(name)))
-        except UnknownGPUError as exc:
-            fail(str(exc))
-    return out
+    return [(name, gpu_or_fail(name)) for name in names]
 
 
 def analyze(paths: Sequence[Path], gpu: GPU, defines: dict[str, str]) -> dict:
     """analyze_paths with the analytic roofline predictor, as a report dict (JSON contract)."""
-    from roofcast.cli.errors import RoofcastError
+    from roofcast.analyzer import SourceError
     from roofcast.pipeline import analyze_paths
     from roofcast.predictors.roofline import RooflinePredictor
 
-    for path in paths:
-        if not path.exists():
-            fail(f"no such file or folder: {path}")
     try:
         report = analyze_paths(list(paths), gpu, defines, predictor=RooflinePredictor())
-    except (RoofcastError, OSError, ValueError) as exc:
-        fail(str(exc), getattr(exc, "exit_code", EXIT_USAGE))
+    except SourceError as exc:
+        fail(str(exc))
     for problem in report.problems:
-        print(f"roofcast: warning: {problem.file}: {problem.message}", file=sys.stderr)
+        message = problem.message.removeprefix(problem.file + ": ")
+        print(f"roofcast: warning: {problem.file}: {message}", file=sys.stderr)
     return report.to_json()
 
 
@@ -117,7 +105,7 @@ def hook(
     baseline: BaselineOpt = Path(DEFAULT_BASELINE),
     threshold: Annotated[
         float, typer.Option("--threshold", help="--fail-on change: % intensity drop that fails.")
-    ] = 25.0,
+    ] = DEFAULT_THRESHOLD_PCT,
     define: DefineOpt = None,
 ) -> None:
     """Pre-commit entry: one line per kernel flagged or changed in FILES; exit 1 to stop."""
@@ -221,6 +209,9 @@ def matrix(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
+    only_flips: Annotated[
+        bool, typer.Option("--only-flips", help="Table: only kernels whose verdict flips.")
+    ] = False,
     define: DefineOpt = None,
 ) -> None:
     """Verdict of every kernel on every GPU; rows where the verdict flips are highlighted."""
@@ -228,13 +219,15 @@ def matrix(
 
     gpus = load_gpus(gpu)
     reports = analyze_each(paths, gpus, parse_defines(define))
-    m = mx.build(reports, Path.cwd())
+    m = mx.build(reports, Path.cwd(), [label for label, _ in gpus])
     if fmt is MatrixFormat.table:
         from rich.console import Console
 
-        console = Console(file=output.open("w", encoding="utf-8") if output else None,
-                          width=None if output is None else 160)
-        console.print(mx.to_table(m))
+        if output is None:
+            Console().print(mx.to_table(m, only_flips))
+            return
+        with output.open("w", encoding="utf-8") as fh:
+            Console(file=fh, width=160, no_color=True).print(mx.to_table(m, only_flips))
         return
     text = mx.to_csv(m) if fmt is MatrixFormat.csv else json.dumps(mx.to_json(m), indent=2) + "\n"
     if output:

@@ -9,6 +9,7 @@ upper bound where caches catch reuse, which is what the comparison shows.
 from __future__ import annotations
 
 import math
+import sys
 from typing import TYPE_CHECKING
 
 from roofcast.evaluation.metrics import CountPair
@@ -80,7 +81,10 @@ def count_pairs(outcome: RowOutcome) -> list[CountPair]:
         measured = outcome.row.measured.get(column)
         if value is None or measured is None:
             continue
-        out.append(CountPair(column, value * threads, measured, exact))
+        total = value * threads
+        if not math.isfinite(total):  # an overflowing count is a miss by a huge factor
+            total = sys.float_info.max
+        out.append(CountPair(column, total, measured, exact))
     return out
 
 

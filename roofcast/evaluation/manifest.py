@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from roofcast.cli.errors import RoofcastError
+from roofcast.evaluation.signatures import bare_function_name, parse_signature
 
 #: Columns a manifest must have: what identifies a kernel, its launch, and its label.
 REQUIRED_COLUMNS: tuple[str, ...] = (
@@ -62,18 +63,15 @@ class ManifestRow:
         """Short human id used in unmatched lists and reports."""
         if self.language == "OMP":
             return f"{self.target}:{self.omp_function_name()}:l{self.omp_line}"
-        from roofcast.evaluation.matching import parse_signature
-
         name = parse_signature(self.kernel_signature).name if self.kernel_signature else ""
         return f"{self.target}:{name or self.kernel}"
 
     def omp_function_name(self) -> str:
-        from roofcast.evaluation.matching import bare_function_name
-
         return bare_function_name(self.omp_function) if self.omp_function else ""
 
 
 _DIM_NUMBERS = re.compile(r"-?\d+")
+_DIM_SHAPE = re.compile(r"^[(\[]?\s*-?\d+(\s*[,xX*]\s*-?\d+){0,2}\s*,?\s*[)\]]?$")
 
 
 def parse_dim(text: str) -> Dim | None:
@@ -81,10 +79,9 @@ def parse_dim(text: str) -> Dim | None:
     text = (text or "").strip()
     if not text:
         return None
-    numbers = [int(n) for n in _DIM_NUMBERS.findall(text)]
-    leftover = _DIM_NUMBERS.sub("", text)
-    if not numbers or len(numbers) > 3 or re.search(r"[^\s(),\[\]xX*]", leftover):
+    if not _DIM_SHAPE.match(text):
         raise ValueError(f"launch dimension {text!r} is not like '(256, 1, 1)'")
+    numbers = [int(n) for n in _DIM_NUMBERS.findall(text)]
     if any(n <= 0 for n in numbers):
         raise ValueError(f"launch dimension {text!r} has a non-positive size")
     numbers += [1] * (3 - len(numbers))

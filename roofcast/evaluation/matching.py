@@ -15,226 +15,22 @@ from pathlib import Path
 
 from roofcast.analyzer.model import FileProblem, KernelIR
 from roofcast.evaluation.manifest import ManifestRow
+from roofcast.evaluation.signatures import (
+    Signature,
+    bare_function_name,
+    last_component,
+    normalise_type,
+    omp_entry_parts,
+    parse_signature,
+    type_score,
+)
+
+__all__ = ["Match", "SourceIndex", "TargetKernels", "bare_function_name", "discover_target",
+           "last_component", "normalise_type", "omp_entry_parts", "parse_signature",
+           "rank_candidates", "signature_score", "template_bindings"]
 
 #: How far a pragma line may be from the profiled `omp_line` and still match (recorded).
 LINE_TOLERANCE = 2
-
-_ANON = re.compile(r"\(anonymous namespace\)::")
-_MANGLED = re.compile(r"^_Z")
-_OMP_ENTRY = re.compile(r"__omp_offloading_([0-9a-fA-F]+)_([0-9a-fA-F]+)_(.+)_l(\d+)$")
-
-
-# ---------------------------------------------------------------- signature parsing
-
-
-def _top_level_paren(text: str) -> int:
-    """Index of the '(' that opens the parameter list (outside <...>), or -1."""
-    depth, i = 0, 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "<":
-            depth += 1
-        elif ch == ">" and depth > 0:
-            depth -= 1
-        elif ch == "(" and depth == 0:
-            if text[:i].rstrip().endswith("operator") and text.startswith("()", i):
-                i += 2  # the name `operator()`, not its parameter list
-                continue
-            return i
-        i += 1
-    return -1
-
-
-def _closing(text: str, start: int, open_ch: str, close_ch: str) -> int:
-    depth = 0
-    for i in range(start, len(text)):
-        if text[i] == open_ch:
-            depth += 1
-        elif text[i] == close_ch:
-            depth -= 1
-            if depth == 0:
-                return i
-    return len(text)
-
-
-def _split_top(text: str, sep: str = ",") -> list[str]:
-    """Split on `sep` outside <...>, (...), [...]."""
-    out, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "<([":
-            depth += 1
-        elif ch in ">)]":
-            depth -= 1
-        elif ch == sep and depth == 0:
-            out.append(text[start:i].strip())
-            start = i + 1
-    tail = text[start:].strip()
-    if tail or out:
-        out.append(tail)
-    return [p for p in out if p]
-
-
-def _demangle_name(symbol: str) -> str:
-    """Function name out of an Itanium-mangled symbol (`_ZL14timedReductionPKf...`)."""
-    s = symbol[2:]
-    s = s.lstrip("L")
-    nested = s.startswith("N")
-    if nested:
-        s = s[1:]
-        while s and s[0] in "rVK":  # cv-qualifiers of member functions
-            s = s[1:]
-    parts: list[str] = []
-    while s and s[0].isdigit():
-        m = re.match(r"(\d+)", s)
-        assert m is not None
-        n = int(m.group(1))
-        s = s[m.end() :]
-        parts.append(s[:n])
-        s = s[n:]
-        if not nested:
-            break
-        if s.startswith("I"):  # template args of a nested component: stop, name is known
-            break
-    return "::".join(parts) if parts else symbol
-
-
-@dataclass(frozen=True)
-class Signature:
-    """A demangled function signature taken apart."""
-
-    qualified_name: str  # e.g. 'miniFE::dot' or 'allenCahn'
-    template_args: tuple[str, ...] = ()
-    param_types: tuple[str, ...] | None = None  # None when unknown (mangled, bare name)
-
-    @property
-    def name(self) -> str:
-        """Last `::` component: what the analyzer calls the function."""
-        return last_component(self.qualified_name)
-
-
-def last_component(name: str) -> str:
-    """'A::B<int>::f' -> 'f'; 'operator()' stays; templates args dropped."""
-    parts = _split_scope(name)
-    last = parts[-1] if parts else name
-    return _strip_template(last).strip()
-
-
-def _split_scope(name: str) -> list[str]:
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(name):
-        ch = name[i]
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        elif depth == 0 and name.startswith("::", i):
-            parts.append(name[start:i])
-            start = i + 2
-            i += 1
-        i += 1
-    parts.append(name[start:])
-    return [p for p in parts if p]
-
-
-def _strip_template(name: str) -> str:
-    name = name.strip()
-    if name.endswith(">") and "<" in name and not name.startswith("operator"):
-        depth = 0
-        for j in range(len(name) - 1, -1, -1):
-            if name[j] == ">":
-                depth += 1
-            elif name[j] == "<":
-                depth -= 1
-                if depth == 0:
-                    return name[:j]
-    return name
-
-
-def parse_signature(text: str) -> Signature:
-    """'void k<float, 2>(float *, int)' -> Signature('k', ('float', '2'), ('float *', 'int')).
-
-    Handles return types (`void`, `miniFE::X<...>::type`), namespaces and class scopes,
-    template arguments holding parentheses (`morphology<(Op)0>`), `operator()`,
-    `(anonymous namespace)::`, and Itanium-mangled names (`_ZL3fooPf` -> 'foo').
-    """
-    text = _ANON.sub("", (text or "").strip())
-    if _MANGLED.match(text):
-        return Signature(_demangle_name(text))
-    open_at = _top_level_paren(text)
-    head = text if open_at < 0 else text[:open_at]
-    params: tuple[str, ...] | None = None
-    if open_at >= 0:
-        close = _closing(text, open_at, "(", ")")
-        inner = text[open_at + 1 : close].strip()
-        params = () if inner in ("", "void") else tuple(_split_top(inner))
-    head = head.strip()
-    template_args: tuple[str, ...] = ()
-    stripped = _strip_template(head)
-    if stripped != head and not head.endswith("operator>"):
-        template_args = tuple(_split_top(head[len(stripped) + 1 : -1]))
-        head = stripped
-    # the name is the last token at depth 0 (anything before it is the return type)
-    depth, start = 0, 0
-    for j, ch in enumerate(head):
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        elif ch in " *&" and depth == 0:
-            start = j + 1
-    name = head[start:].strip() or head.strip()
-    return Signature(name, template_args, params)
-
-
-def bare_function_name(text: str) -> str:
-    """Demangled function text -> the bare name the analyzer reports.
-
-    'calculateForce(double (*) [400]...)' -> 'calculateForce';
-    'void RunTest<float>(std::string, OptionParser&)' -> 'RunTest'; 'A::f()' -> 'f'.
-    """
-    return parse_signature(text).name
-
-
-def omp_entry_parts(kernel_signature: str) -> tuple[int, str, int] | None:
-    """'__omp_offloading_<dev>_<fileid>_<mangled>_l<line>' -> (file id, mangled, line)."""
-    m = _OMP_ENTRY.match(kernel_signature or "")
-    if not m:
-        return None
-    return int(m.group(2), 16), m.group(3), int(m.group(4))
-
-
-# ---------------------------------------------------------------- type comparison
-
-_QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict|struct|class|"
-                         r"typename|enum|__global__|__device__|__shared__)\b")
-_PLACEHOLDER = re.compile(r"^T\d+$")
-
-
-def normalise_type(text: str) -> str:
-    """Spelling-insensitive type text: no qualifiers or spaces; each array rank reads as a
-    pointer level (`double (*)[4][4]`, `double a[][4][4]` and `double ***` agree)."""
-    t = _QUALIFIERS.sub(" ", text)
-    t = re.sub(r"\s+", "", t)
-    t = t.replace("(*)", "*")
-    ranks = len(re.findall(r"\[\w*\]", t))  # array ranks read as pointer levels
-    t = re.sub(r"\[\w*\]", "", t) + "*" * ranks
-    t = t.replace("unsignedlonglong", "unsigned long long").replace("unsignedlong", "unsigned long")
-    t = t.replace("unsignedint", "unsigned int").replace("unsignedchar", "unsigned char")
-    t = t.replace("size_t", "unsigned long")
-    return t
-
-
-def _type_score(profiled: str, declared: str) -> float:
-    """1 for the same type, 0.75 for a template placeholder (T1 *) of the same pointer depth,
-    0.5 for the same pointer depth only, 0 otherwise."""
-    p, d = normalise_type(profiled), normalise_type(declared)
-    if p == d:
-        return 1.0
-    if p.count("*") != d.count("*"):
-        return 0.0
-    base = p.replace("*", "").replace("&", "")
-    return 0.75 if _PLACEHOLDER.match(base) else 0.5
-
 
 def signature_score(signature: Signature, ir: KernelIR) -> float:
     """How well a kernel's declaration fits a profiled signature (higher is better)."""
@@ -243,7 +39,7 @@ def signature_score(signature: Signature, ir: KernelIR) -> float:
         score += 10.0
         if ir.params:
             score += 5.0 * sum(
-                _type_score(p, q.type)
+                type_score(p, q.type)
                 for p, q in zip(signature.param_types, ir.params, strict=True)
             ) / len(ir.params)
     if signature.template_args:
@@ -253,9 +49,30 @@ def signature_score(signature: Signature, ir: KernelIR) -> float:
             score += 1.0
     elif not ir.template_params:
         score += 1.0
-    if ir.launches:
-        score += 0.5  # a kernel the program launches beats an unused copy of it
     return score
+
+
+def _build_mentions(folder: Path) -> str:
+    """Text of the target's build files: which sources the program is really built from."""
+    texts = []
+    for name in ("Makefile", "makefile", "GNUmakefile", "CMakeLists.txt"):
+        path = folder / name
+        if path.is_file():
+            texts.append(path.read_text("utf-8", errors="replace"))
+    return "\n".join(texts)
+
+
+def rank_candidates(signature: Signature | None, candidates: Sequence[KernelIR],
+                    build_text: str = "") -> list[KernelIR]:
+    """Best first: signature fit, then a file the build names (`source = vmc2.cu`), then
+    a kernel the program launches over an unused copy, then file order."""
+    def key(ir: KernelIR) -> tuple[float, int, int, str]:
+        fit = signature_score(signature, ir) if signature is not None else 0.0
+        named = int(bool(build_text) and re.search(
+            rf"(^|[\s/=]){re.escape(Path(ir.file).name)}\b", build_text, re.M) is not None)
+        return (-fit, -named, -int(bool(ir.launches)), ir.file)
+
+    return sorted(candidates, key=key)
 
 
 def template_bindings(signature: Signature, ir: KernelIR) -> dict[str, str]:
@@ -316,6 +133,7 @@ class TargetKernels:
     kernels: list[KernelIR] = field(default_factory=list)
     problems: list[FileProblem] = field(default_factory=list)
     error: str = ""  # the folder could not be analyzed at all
+    build_text: str = ""  # Makefile / CMakeLists.txt text, to prefer built sources
 
     def by_name(self, language: str, name: str) -> list[KernelIR]:
         lang = "cuda" if language == "CUDA" else "openmp"
@@ -336,7 +154,8 @@ def discover_target(folder: Path, defines: Mapping[str, str]) -> TargetKernels:
         found = discover([folder], dict(defines))
     except Exception as exc:  # analyzer failure of a whole folder is a miss, not a crash
         return TargetKernels(target, error=f"discovery failed: {type(exc).__name__}: {exc}")
-    return TargetKernels(target, list(found.kernels), list(found.problems))
+    return TargetKernels(target, list(found.kernels), list(found.problems),
+                         build_text=_build_mentions(folder))
 
 
 class SourceIndex:
@@ -387,12 +206,9 @@ def _match_cuda(row: ManifestRow, found: TargetKernels) -> Match:
                      + _problems_hint(found))
     note = ""
     best = candidates[0]
-    if len(candidates) > 1 and signature is not None:
-        scored = sorted(candidates, key=lambda k: -signature_score(signature, k))
-        best = scored[0]
-        note = f"{len(candidates)} candidates, chose {best.file}:{best.line} by signature"
-    elif len(candidates) > 1:
-        note = f"{len(candidates)} candidates, chose the first"
+    if len(candidates) > 1:
+        best = rank_candidates(signature, candidates, found.build_text)[0]
+        note = f"{len(candidates)} candidates, chose {best.file}:{best.line}"
     defines = template_bindings(signature, best) if signature else {}
     return Match(row, best, note=note, defines=defines, candidates=len(candidates))
 
@@ -431,7 +247,9 @@ def _match_omp(row: ManifestRow, found: TargetKernels) -> Match:
 def _problems_hint(found: TargetKernels) -> str:
     if not found.problems:
         return ""
-    return f" ({len(found.problems)} file problem(s), first: {found.problems[0].message})"
+    first = found.problems[0]
+    return (f" ({len(found.problems)} file problem(s) in this target, first: "
+            f"{Path(first.file).name}: {first.message})")
 
 
 def _pair_same_line_regions(matches: list[Match], index: SourceIndex) -> None:

@@ -71,18 +71,20 @@ def log10_error(predicted: float, measured: float) -> float:
 
 def _summary(pairs: Sequence[CountPair]) -> dict:
     if not pairs:
-        return {"n": 0, "male": None, "within_2x": None}
+        return {"n": 0, "male": None, "median_ale": None, "within_2x": None}
     errors = np.array([log10_error(p.predicted, p.measured) for p in pairs])
     return {
         "n": len(pairs),
         "male": float(errors.mean()),
+        "median_ale": float(np.median(errors)),
         "within_2x": float((errors <= math.log10(2.0) + 1e-12).mean()),
     }
 
 
 def count_metrics(pairs: Sequence[CountPair]) -> dict:
-    """Per quantity: mean absolute log10 error (MALE) and share within 2x, over all rows
-    with a prediction and over the rows whose counts were fully resolved."""
+    """Per quantity: mean absolute log10 error (MALE; its median beside it, as one wild
+    count can dominate a mean) and share within 2x, over all rows with a prediction and
+    over the rows whose counts were fully resolved."""
     out: dict = {}
     for column in COUNT_COLUMNS:
         mine = [p for p in pairs if p.column == column]

@@ -52,7 +52,8 @@ def _confusion_png(summary: dict, path: Path) -> None:
             ax=ax, colorbar=False, cmap="Blues", values_format="d"
         )
         bal = part["balanced_accuracy"]
-        ax.set_title(f"{title}: n={part['n']}, bal. acc {fmt(bal, 2)}")
+        hidden = f"\n{part['unknown']} predicted unknown (not shown)" if part["unknown"] else ""
+        ax.set_title(f"{title}: n={part['n']}, bal. acc {fmt(bal, 2)}{hidden}", fontsize=10)
         ax.set_xlabel("predicted")
         ax.set_ylabel("measured (ncu)")
     fig.tight_layout()
@@ -86,19 +87,21 @@ def _roofline_png(result: EvaluationResult, path: Path) -> int:
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
         ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls=":", label="predicted = measured")
+        title = f"{_CLASS_TITLES[cls]} intensity"
         if cls in balance:
             b = balance[cls]
             ax.axvline(b, color="black", lw=0.8, ls="--")
-            ax.axhline(b, color="black", lw=0.8, ls="--",
-                       label=f"balance point {b:.3g} ops/B")
-        ax.set_title(f"{_CLASS_TITLES[cls]} intensity ({result.gpu.name})")
+            ax.axhline(b, color="black", lw=0.8, ls="--", label="balance point")
+            title += f" (balance {b:.3g} ops/B)"
+        ax.set_title(title, fontsize=10)
         ax.set_xlabel("measured ops / DRAM byte (ncu)")
         ax.set_ylabel(f"predicted ops / byte ({result.predictor})")
-        ax.legend(fontsize=7, loc="upper left")
-    fig.suptitle(f"Predicted vs measured arithmetic intensity; zeros drawn at {AI_FLOOR:g}, "
-                 f"infinite at {AI_CEILING:g}",
-                 fontsize=10)
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9,
+               frameon=False)
+    fig.suptitle(f"Predicted vs measured arithmetic intensity on {result.gpu.name}; zeros drawn "
+                 f"at {AI_FLOOR:g}, infinite at {AI_CEILING:g}", fontsize=10)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return drawn
@@ -157,11 +160,12 @@ def write_report(result: EvaluationResult, out_dir: Path | str, summary: dict | 
           _md_table(METRIC_HEAD, metric_rows(summary)), "",
           "![confusion matrices](confusion.png)", "",
           "## Arithmetic intensity", "",
-          f"{points} points; dashed lines: the GPU's balance points. A point is classified "
-          "right for that class when it falls in the lower-left or upper-right quadrant.", "",
+          f"{points} points; dashed lines: the GPU's balance points. A kernel is measured "
+          "compute-bound when any of its class points lies right of that class's line; the "
+          "roofline rule predicts compute-bound when any lies above it.", "",
           "![roofline scatter](roofline.png)", "",
           "## Count accuracy (launch totals)", "",
-          "MALE = mean |log10((predicted + 1) / (measured + 1))|; f.r. = kernels whose counts "
+          "MALE = mean |log10((predicted + 1) / (measured + 1))|; fr = kernels whose counts "
           "were fully resolved (no defaults).", "",
           _md_table(COUNT_HEAD, count_rows(summary)), ""]
     if unmatched:

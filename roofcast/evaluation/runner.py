@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from roofcast.pipeline import KernelResult
 
 #: Seconds one kernel may take to count and predict before it is scored as a miss.
-DEFAULT_KERNEL_TIMEOUT = 60.0
+DEFAULT_KERNEL_TIMEOUT = 20.0
 
 
 class KernelTimeout(Exception):
@@ -102,15 +102,16 @@ def _context_key(row: ManifestRow, defines: Mapping[str, str]) -> tuple:
 
 
 def _progress(enabled: bool) -> Progress:
+    console = Console(stderr=True)
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("{task.fields[item]}"),
-        console=Console(stderr=True),
+        console=console,
         transient=True,
-        disable=not enabled,
+        disable=not (enabled and console.is_terminal),
     )
 
 
@@ -169,17 +170,28 @@ def analyze_rows(
 def _analyze_one(analyze_kernels, match: Match, defines: Mapping[str, str], gpu: GPU,
                  predictor: Predictor, timeout: float | None
                  ) -> tuple[KernelResult | None, str]:
+    """Count (under the time limit), then predict (no limit: an LLM may be slow)."""
     assert match.kernel is not None
+    context = launch_context(match.row)
     try:
         with time_limit(timeout):
-            results = analyze_kernels(
-                [match.kernel], gpu, defines, predictor, launch_context(match.row)
-            )
+            results = analyze_kernels([match.kernel], gpu, defines, NoPrediction(), context)
     except Exception as exc:  # one kernel's failure is a scored miss, never a crash
-        return None, f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        return None, _one_line(exc)
     if not results:
         return None, "analysis returned no result"
-    return results[0], ""
+    result = results[0]
+    try:
+        result.verdict = predictor.predict(result, gpu, context)
+    except Exception as exc:  # a predictor failing on one kernel is a miss too
+        result.verdict = None
+        return result, f"predictor {getattr(predictor, 'name', '?')}: {_one_line(exc)}"
+    return result, ""
+
+
+def _one_line(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return (text.splitlines() or [text])[0][:300]
 
 
 def iter_row_results(

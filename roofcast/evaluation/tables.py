@@ -25,10 +25,10 @@ def metric_rows(summary: dict) -> list[list[str]]:
     return rows
 
 
-METRIC_HEAD = ["set", "n", "coverage", "accuracy", "balanced acc.", "F1 compute",
-                "F1 bandwidth", "MCC", "unknown"]
-COUNT_HEAD = ["quantity", "n", "MALE", "within 2x", "n (fully resolved)", "MALE (f.r.)",
-               "within 2x (f.r.)"]
+METRIC_HEAD = ["set", "n", "cover", "acc", "bal acc", "F1 comp", "F1 bw", "MCC", "unknown"]
+#: fr = only kernels whose counts were fully resolved (no default values used).
+COUNT_HEAD = ["quantity", "n", "MALE", "median", "in 2x", "n fr", "MALE fr", "median fr",
+              "in 2x fr"]
 
 
 def count_rows(summary: dict) -> list[list[str]]:
@@ -36,6 +36,7 @@ def count_rows(summary: dict) -> list[list[str]]:
     for column in COUNT_COLUMNS:
         a = summary["counts"][column]["all"]
         f = summary["counts"][column]["fully_resolved"]
-        rows.append([column, str(a["n"]), fmt(a["male"]), fmt(a["within_2x"]), str(f["n"]),
-                     fmt(f["male"]), fmt(f["within_2x"])])
+        rows.append([column, str(a["n"]), fmt(a["male"]), fmt(a["median_ale"]),
+                     fmt(a["within_2x"]), str(f["n"]), fmt(f["male"]), fmt(f["median_ale"]),
+                     fmt(f["within_2x"])])
     return rows

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roofcast import __version__
-from roofcast.workflow.view import CLASSES, KernelView, fmt_ai, kernel_views
+from roofcast.workflow.view import CLASSES, KernelView, bound_text, fmt_ai, kernel_views
 
 DEFAULT_BASELINE = ".roofcast-baseline.json"
 BASELINE_FORMAT = 1
@@ -157,13 +157,13 @@ def diff(
         before = old.get(key)
         if before is None:
             changes.append(Change("new", gpu_label, key, view.where, view.name,
-                                  f"new kernel: {view.bound}-bound (not in baseline)"))
+                                  f"new kernel: {bound_text(view.bound)} (not in baseline)"))
             continue
         cls = before.get("dominant")
         pair = _ai_pair(cls, before.get("intensity", {}), view.intensity)
         if before.get("bound") != view.bound:
-            changes.append(Change("flip", gpu_label, key, view.where, view.name,
-                                  f"{before.get('bound')}-bound -> {view.bound}-bound{pair}"))
+            flip = f"{bound_text(before.get('bound'))} -> {bound_text(view.bound)}{pair}"
+            changes.append(Change("flip", gpu_label, key, view.where, view.name, flip))
             continue
         if cls is None:
             continue
@@ -175,7 +175,7 @@ def diff(
                 changes.append(Change(
                     "drop", gpu_label, key, view.where, view.name,
                     f"{cls} intensity fell {drop:.0f}% (> {threshold_pct:g}%): "
-                    f"{fmt_ai(was)} -> {fmt_ai(is_)}, still {view.bound}-bound"))
+                    f"{fmt_ai(was)} -> {fmt_ai(is_)}, still {bound_text(view.bound)}"))
     scope = None if files is None else set(files)
     for key, before in old.items():
         if key in now or (scope is not None and before.get("file") not in scope):

@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from roofcast.workflow import baseline as bl
-from roofcast.workflow.view import KernelView, balance_points, fmt_ai, kernel_views
+from roofcast.workflow.view import (
+    KernelView,
+    balance_points,
+    bound_text,
+    fmt_ai,
+    kernel_views,
+)
 
 FAIL_ON = ("bandwidth", "compute", "change", "never")
 
@@ -28,10 +34,10 @@ def verdict_text(view: KernelView, balance: Mapping[str, float]) -> str:
     """`bandwidth-bound (sp AI 0.167 < 9.75)`: the verdict with the comparison behind it."""
     cls = view.dominant
     if cls is None or cls not in balance:
-        return f"{view.bound}-bound"
+        return bound_text(view.bound)
     ai = view.intensity.get(cls)
     op = ">=" if ai is not None and ai >= balance[cls] else "<"
-    return f"{view.bound}-bound ({cls} AI {fmt_ai(ai)} {op} {balance[cls]:.3g})"
+    return f"{bound_text(view.bound)} ({cls} AI {fmt_ai(ai)} {op} {balance[cls]:.3g})"
 
 
 def check_verdicts(reports: Mapping[str, Mapping], fail_on: str, base_dir: Path) -> HookOutcome:

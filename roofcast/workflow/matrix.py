@@ -42,14 +42,17 @@ class Matrix:
         return [r for r in self.rows if r.flips]
 
 
-def build(reports: Sequence[Mapping], base_dir: Path | str) -> Matrix:
-    """Join one report per GPU by kernel key (file + name); order follows the first report."""
+def build(reports: Sequence[Mapping], base_dir: Path | str,
+          labels: Sequence[str] | None = None) -> Matrix:
+    """Join one report per GPU by kernel key (file + name); order follows the first report.
+    Columns are named by `labels` (the names the user typed) or else by GPU key."""
     rows: dict[str, Row] = {}
     gpus = []
-    for report in reports:
+    for i, report in enumerate(reports):
         gpu = report.get("gpu") or {}
-        gkey = str(gpu.get("key") or gpu.get("name"))
-        gpus.append({"key": gkey, "name": gpu.get("name", gkey),
+        spec_key = str(gpu.get("key") or gpu.get("name"))
+        gkey = labels[i] if labels else spec_key
+        gpus.append({"key": gkey, "spec": spec_key, "name": gpu.get("name", spec_key),
                      "balance_points": dict(gpu.get("balance_points") or {})})
         for v in kernel_views(report, base_dir):
             row = rows.setdefault(v.key, Row(v.key, v.file, v.line, v.name))
@@ -95,20 +98,38 @@ def to_csv(m: Matrix) -> str:
 _STYLE = {"compute": "bold red", "bandwidth": "bold blue", "unknown": "dim"}
 
 
-def to_table(m: Matrix):
+def _common_dir(files: Sequence[str]) -> str:
+    """The folder all kernel files share (shown once in the title instead of on every row)."""
+    parts = [f.split("/")[:-1] for f in files]
+    if not parts:
+        return ""
+    common = []
+    for names in zip(*parts, strict=False):
+        if len(set(names)) != 1:
+            break
+        common.append(names[0])
+    return "/".join(common) + "/" if common else ""
+
+
+def to_table(m: Matrix, only_flips: bool = False):
     """A rich Table: verdict per GPU (with the deciding class and intensity), flips marked."""
+    from rich import box
     from rich.table import Table
 
-    table = Table(title=f"{len(m.rows)} kernels on {len(m.gpus)} GPUs, "
-                        f"{len(m.flipped)} flip", title_justify="left")
-    table.add_column("kernel", overflow="fold")
-    table.add_column("file:line", overflow="fold", style="dim")
+    rows = m.flipped if only_flips else m.rows
+    prefix = _common_dir([r.file for r in m.rows])
+    where = f" under {prefix}" if prefix else ""
+    table = Table(title=f"{len(m.rows)} kernels{where} on {len(m.gpus)} GPUs: "
+                        f"{len(m.flipped)} flip", title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False)
+    table.add_column("kernel", no_wrap=True)
+    table.add_column("file:line", style="dim", overflow="fold", min_width=10)
     for g in m.gpus:
         bp = g["balance_points"]
         sub = " ".join(f"{c} {bp[c]:.3g}" for c in ("sp", "dp", "int") if c in bp)
         table.add_column(f"{g['key']}\n[dim]{sub}[/dim]")
-    table.add_column("flip")
-    for r in m.rows:
+    table.add_column("flip", no_wrap=True)
+    for r in rows:
         cells = []
         for g in m.gpus:
             bound = r.verdicts.get(g["key"], "missing")
@@ -116,6 +137,6 @@ def to_table(m: Matrix):
             detail = f" [dim]{cls} {fmt_ai(r.intensity.get(g['key']))}[/dim]" if cls else ""
             cells.append(f"[{_STYLE.get(bound, 'dim')}]{bound}[/]{detail}")
         flip = "[bold yellow]FLIP[/]" if r.flips else ""
-        table.add_row(r.name, f"{r.file}:{r.line}", *cells, flip,
-                      style="on grey15" if r.flips else None)
+        table.add_row(r.name, f"{r.file.removeprefix(prefix)}:{r.line}", *cells, flip,
+                      style="on grey23" if r.flips else None)
     return table

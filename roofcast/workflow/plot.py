@@ -7,6 +7,7 @@ class nearest its roof), so left of that class's knee means bandwidth-bound.
 from __future__ import annotations
 
 import base64
+import html
 import io
 import math
 from collections.abc import Mapping, Sequence
@@ -61,6 +62,21 @@ def _points(views: Sequence[KernelView], x_max: float) -> tuple[list[_Point], li
         else:
             groups[key] = _Point(v.dominant, ai, v.bound, [v.name])
     return sorted(groups.values(), key=lambda p: p.ai), unplaced
+
+
+def _ceilings(peaks: Mapping[str, float]) -> list[list[str]]:
+    """Classes grouped by equal peak (FP16 = FP32 on GeForce cards): one ceiling, one label."""
+    groups: list[list[str]] = []
+    for cls in CLASSES:
+        if cls not in peaks:
+            continue
+        same = next((g for g in groups if math.isclose(peaks[g[0]], peaks[cls], rel_tol=1e-6)),
+                    None)
+        if same is None:
+            groups.append([cls])
+        else:
+            same.append(cls)
+    return groups
 
 
 def _axis_range(values: Sequence[float], knees: Sequence[float]) -> tuple[float, float]:
@@ -136,7 +152,9 @@ def figure(
     x_lo, x_hi = _axis_range(
         [v.intensity[v.dominant] or 0 for v in views if v.dominant], list(balance.values()))
     scale = 1e12
-    fig = Figure(figsize=(10, 6.4), dpi=110, layout="constrained")
+    points, unplaced = _points(views, x_hi)
+    crowded = len(points) > 15  # more room for labels, not bigger type
+    fig = Figure(figsize=(13, 8.5) if crowded else (10, 6.4), dpi=110, layout="constrained")
     ax = fig.add_subplot()
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -146,20 +164,23 @@ def figure(
     ax.plot([top_knee, x_hi], [bandwidth * top_knee / scale, bandwidth * x_hi / scale],
             color="0.25", lw=1, ls=":")
     avoid = []
-    for cls in CLASSES:
-        if cls not in peaks:
-            continue
+    for group in _ceilings(peaks):
+        cls = group[0]
         knee, peak = balance[cls], peaks[cls] / scale
+        names = "/".join(LABELS[c] for c in group)
         ax.plot([knee, x_hi], [peak, peak], color=COLORS[cls], lw=2.2,
-                label=f"{LABELS[cls]} peak {peak:,.1f} T/s")
+                label=f"{names} peak {peak:.3g} T/s")
+        for i, other in enumerate(group[1:], start=1):  # shared ceiling: striped in both colours
+            ax.plot([knee, x_hi], [peak, peak], color=COLORS[other], lw=2.2,
+                    dashes=(4, 4 * len(group) - 4), dash_capstyle="butt",
+                    gapcolor=None, zorder=2 + i)
         ax.plot([knee], [peak], marker="o", ms=7, color=COLORS[cls], mec="black", zorder=7)
         ax.axvline(knee, color=COLORS[cls], lw=0.7, ls="--", alpha=0.45)
         avoid.append(ax.annotate(
-            f"{LABELS[cls]} balance {knee:.3g}", (knee, peak), xytext=(6, 4),
+            f"{names} balance {knee:.3g}", (knee, peak), xytext=(6, 4),
             textcoords="offset points", fontsize=8, fontweight="bold", color=COLORS[cls],
             zorder=7, bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none",
                             "alpha": 0.8}))
-    points, unplaced = _points(views, x_hi)
     ys = [min(peaks[p.cls], bandwidth * p.ai) / scale for p in points]
     for p, y in zip(points, ys, strict=True):
         ax.plot([p.ai], [y], ls="none", marker=MARKERS.get(p.bound, "X"), ms=8,
@@ -167,7 +188,8 @@ def figure(
                 mec=COLORS[p.cls], mew=1.8, zorder=5)
     y_top = max(peaks.values(), default=bandwidth * x_hi) / scale
     ax.set_xlim(x_lo, x_hi)
-    ax.set_ylim(bandwidth * x_lo / scale, y_top * 4)
+    y_lo = min(ys, default=bandwidth * x_lo / scale) / 4
+    ax.set_ylim(max(bandwidth * x_lo / scale, y_lo), y_top * 4)
     ax.set_xlabel("Arithmetic intensity (operations per DRAM byte)")
     ax.set_ylabel("Attainable performance (T ops/s)")
     ax.grid(True, which="major", alpha=0.3)
@@ -181,7 +203,7 @@ def figure(
     avoid.append(ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.9))
     _place_labels(fig, ax, points, ys, avoid)
     if unplaced:
-        fig.text(0.01, 0.005, "not placed (symbolic intensity): " + ", ".join(unplaced),
+        fig.text(0.01, 0.005, "not placed (no intensity counted): " + ", ".join(unplaced),
                  fontsize=7, color="0.4")
     return fig
 
@@ -197,7 +219,7 @@ def save(fig: Figure, out: Path) -> None:
     buf = io.BytesIO()
     fig.savefig(buf, format="svg")
     data = base64.b64encode(buf.getvalue()).decode("ascii")
-    title = fig.axes[0].get_title() if fig.axes else "roofline"
+    title = html.escape(fig.axes[0].get_title() if fig.axes else "roofline")
     out.write_text(
         "<!doctype html>\n<html><head><meta charset=\"utf-8\">"
         f"<title>{title}</title></head>\n<body style=\"margin:0\">"

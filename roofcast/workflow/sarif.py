@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
 from roofcast import __version__
-from roofcast.workflow.view import fmt_ai, kernel_views, rel_path
+from roofcast.workflow.view import kernel_views, rel_path
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -40,6 +41,13 @@ def _rule_descriptor(rule: Mapping) -> dict:
         "defaultConfiguration": {"level": "note"},
         "properties": {"tags": list(rule["tags"])},
     }
+
+
+def _json_number(value: float | None) -> float | str | None:
+    """JSON has no infinity: a kernel that moves no DRAM bytes reports "inf"."""
+    if value is None or math.isinf(value):
+        return None if value is None else "inf"
+    return round(value, 6)
 
 
 def _artifact(file: str) -> dict:
@@ -75,7 +83,7 @@ def report_to_sarif(report: Mapping, base_dir: Path | str) -> dict:
     for view in kernel_views(report, base_dir):
         kind = view.bound if view.bound in table else "unknown"
         rule = table[kind]
-        ai = {c: fmt_ai(v) for c, v in view.intensity.items()}
+        ai = {c: _json_number(v) for c, v in view.intensity.items()}
         text = f"{view.name} is {kind}-bound on {gpu_name}" if kind != "unknown" else (
             f"{view.name}: bound unknown on {gpu_name}")
         if view.reason:

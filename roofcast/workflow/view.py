@@ -134,6 +134,11 @@ def kernel_views(report: Mapping, base_dir: Path | str) -> Iterator[KernelView]:
         )
 
 
+def bound_text(bound: str | None) -> str:
+    """`compute-bound`, `bandwidth-bound`, or `bound unknown` (symbolic counts)."""
+    return f"{bound}-bound" if bound in ("compute", "bandwidth") else "bound unknown"
+
+
 def fmt_ai(value: float | None) -> str:
     """Intensity for one-line messages: 3 significant digits, `?` when symbolic."""
     if value is None:
