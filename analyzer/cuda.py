@@ -82,7 +82,9 @@ def device_closure(kernel: FunctionInfo, context: Context) -> list[FunctionInfo]
     infos: dict[str, FunctionInfo] = {}
     while frontier:
         fn = frontier.pop(0)
-        for callee in callees(fn.node, context.grammar):
+        if fn.callees is None:  # shared by every kernel of the file that reaches fn
+            fn.callees = callees(fn.node, context.grammar)
+        for callee in fn.callees:
             target = context.callable(callee, -1)
             if target is None or target.is_kernel:
                 continue

@@ -5,6 +5,8 @@ kernel's macros, typedefs and `__device__` callees are visible to feature counti
 """
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,10 +64,11 @@ class _Indexer:
         for name, value in self.defines.items():
             if name in macros and macros[name].params is None:
                 macros[name] = Macro(None, value)
-        expanded = preprocess(source.text, macros)
+        stripped = strip_comments(source.text)
+        expanded = preprocess(stripped, macros, comments_stripped=True)
         tree = parse(expanded, source.grammar)
         index = build_index(path, source.grammar, tree)
-        index.display_lines = strip_comments(source.text).split("\n")
+        index.display_lines = stripped.split("\n")
         for fn in index.functions:
             fn.display = index.display(fn.node.start_point[0] + 1, fn.node.end_point[0] + 1)
         self.indices[key] = index
@@ -132,7 +135,8 @@ def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) ->
     indexer.roots = roots
     result = DiscoveryResult(files=len(files))
     for path in files:
-        indexer.index(path)
+        if _may_hold_kernels(path):
+            indexer.index(path)
     seen_kernels: set[tuple[Path, int, str]] = set()
     listed = frozenset(p.resolve() for p in files)
     launches_by_dir: dict[Path, cuda.LaunchMap] = {}
@@ -148,7 +152,7 @@ def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) ->
     for path in files:
         index = indexer.indices.get(path.resolve())
         if index is None:
-            continue
+            continue  # unreadable, or no kernel markers (headers are indexed when included)
         visible = indexer.visible(index, roots)
         context = Context.merge(visible)
         found: list[KernelIR] = []
@@ -171,3 +175,17 @@ def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) ->
     result.problems[:0] = indexer.problems
     result.kernels.sort(key=lambda k: (k.file, k.line))
     return result
+
+
+_MARKERS = re.compile(rb"__global__|__device__|#[ \t]*pragma[ \t]+omp[ \t]+target")
+
+
+def _may_hold_kernels(path: Path) -> bool:
+    """Cheap byte scan: files without any kernel marker are parsed only if a kernel includes them.
+
+    Unreadable files are let through so that their problem is reported."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return True
+    return _MARKERS.search(data) is not None or b"\0" in data[:8192]

@@ -46,6 +46,7 @@ class FunctionInfo:
     template_params: list[str]
     node: tree_sitter.Node
     display: str = ""
+    callees: list[str] | None = None
 
     @property
     def bare_name(self) -> str:

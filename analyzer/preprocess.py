@@ -15,10 +15,12 @@ from dataclasses import dataclass
 MAX_GROWTH = 8  # stop expanding once the text is this many times its original size
 MAX_DEPTH = 12
 
-_TOKENS = re.compile(
-    r'(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<string>"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\')'
-    r"|(?P<ident>[A-Za-z_]\w*)|(?P<newline>\n)",
-    re.S,
+_COMMENTS = re.compile(
+    r'(//[^\n]*|/\*.*?\*/)|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S
+)
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_IDENT_OR_STRING = re.compile(
+    r'(?P<string>"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\')|(?<![\w.])(?P<ident>[A-Za-z_]\w*)'
 )
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)$")
 _DIRECTIVE = re.compile(r"^[ \t]*#")
@@ -66,23 +68,30 @@ def collect_macros(text: str) -> dict[str, Macro]:
 
 def strip_comments(text: str) -> str:
     """Comments become spaces (newlines kept): what the compiler and the model should see."""
+    if "/" not in text:
+        return text
+
     def repl(m: re.Match[str]) -> str:
-        if m.group("comment"):
-            return re.sub(r"[^\n]", " ", m.group("comment"))
+        comment = m.group(1)
+        if comment:
+            return " " * len(comment) if "\n" not in comment else re.sub(r"[^\n]", " ", comment)
         return m.group(0)
 
-    return _TOKENS.sub(repl, text)
+    return _COMMENTS.sub(repl, text)
 
 
 class _Expander:
     def __init__(self, macros: Mapping[str, Macro], budget: int) -> None:
         self.macros = macros
         self.budget = budget
+        self.names = frozenset(macros)
 
     def expand(self, text: str, hidden: frozenset[str] = frozenset(), depth: int = 0) -> str:
         out: list[str] = []
         pos = 0
-        for m in _TOKENS.finditer(text):
+        if depth > MAX_DEPTH or self.names.isdisjoint(_WORD.findall(text)):
+            return text
+        for m in _IDENT_OR_STRING.finditer(text):
             name = m.group("ident")
             if name is None or name in hidden or name not in self.macros or depth > MAX_DEPTH:
                 continue
@@ -160,9 +169,10 @@ def _call_args(text: str, pos: int) -> tuple[list[str], int] | None:
     return None
 
 
-def preprocess(text: str, macros: Mapping[str, Macro]) -> str:
+def preprocess(text: str, macros: Mapping[str, Macro], comments_stripped: bool = False) -> str:
     """Comments stripped; macros expanded outside directives (and inside `#pragma` lines)."""
-    text = strip_comments(text)
+    if not comments_stripped:
+        text = strip_comments(text)
     if not macros:
         return text
     expander = _Expander(macros, budget=len(text) * (MAX_GROWTH - 1))

@@ -604,8 +604,9 @@ class KernelCounter:
         if var is None:
             return
         if op == "=":
-            var.value = self.value(right)
-            var.loaded = self._is_loaded(right) if right is not None else False
+            integral = var.type.is_int or var.type.kind == "unknown"
+            var.value = self.value(right) if integral else None
+            var.loaded = self._is_loaded(right) if right is not None and integral else False
             var.deps = frozenset(self.identifiers([right])) if right is not None else frozenset()
         else:
             var.value = None
@@ -908,11 +909,11 @@ class KernelCounter:
                 space = self.pointer_space(value_node)
             else:
                 space = "scalar"
-            value = self.value(value_node) if value_node is not None and not t.pointer else None
-            loaded = self._is_loaded(value_node) if value_node is not None else False
+            # Only integers feed trip counts; skipping the rest keeps sympy off the hot path.
+            integral = t.is_int or t.kind == "unknown"
+            value = self.value(value_node) if value_node is not None and integral else None
+            loaded = self._is_loaded(value_node) if value_node is not None and integral else False
             deps = frozenset(self.identifiers([value_node])) if value_node is not None else frozenset()
-            if t.kind == "int" and value is None and value_node is None:
-                value = None
             self.declare(name, Var(t, space=space, value=value, deps=deps, loaded=loaded))
 
     def pointer_space(self, value_node: tree_sitter.Node | None) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 
 import sympy
 import tree_sitter
@@ -44,10 +45,9 @@ def _count_cuda(counter: KernelCounter, ir: KernelIR) -> None:
     counter.stmt(body)
 
 
-_DECLS = """
-(parameter_declaration) @d
-(declaration) @d
-"""
+@cache
+def _query(grammar: str, text: str) -> tree_sitter.Query:
+    return tree_sitter.Query(language(grammar), text)
 
 
 def _declare_enclosing(counter: KernelCounter, func: tree_sitter.Node, region: tree_sitter.Node) -> None:
@@ -59,7 +59,7 @@ def _declare_enclosing(counter: KernelCounter, func: tree_sitter.Node, region: t
     body = func.child_by_field_name("body")
     if body is None:
         return
-    query = tree_sitter.Query(language(counter.grammar), "(declaration) @d")
+    query = _query(counter.grammar, "(declaration) @d")
     for decl in tree_sitter.QueryCursor(query).captures(body).get("d", []):
         if decl.start_byte >= region.start_byte and decl.end_byte <= region.end_byte:
             continue
@@ -107,7 +107,7 @@ def _declare_enclosing(counter: KernelCounter, func: tree_sitter.Node, region: t
 
 def _workshare_loops(statement: tree_sitter.Node, counter: KernelCounter) -> list[tuple[tree_sitter.Node, int]]:
     """Outermost `#pragma omp ... distribute/for/loop` loops inside a plain target region."""
-    query = tree_sitter.Query(language(counter.grammar), "(preproc_call) @p")
+    query = _query(counter.grammar, "(preproc_call) @p")
     found: list[tuple[tree_sitter.Node, int]] = []
     for pragma in tree_sitter.QueryCursor(query).captures(statement).get("p", []):
         words = pragma_words(pragma)

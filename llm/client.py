@@ -146,14 +146,9 @@ class LLMClient:
         )
         return retrying(fn, *args, **kwargs)
 
-    def build(self, prompt: Prompt, sample: int = 0) -> Request:
-        """The request for sample `sample` of `prompt` and its store identity."""
-        cfg = self.config
-        mode = effective_mode(cfg, prompt.scenario)
-        return build_request(cfg, self.model_id(), prompt, sample, mode)
-
     def send(self, request: Request) -> Reply:
-        """One request with retries; raises the last API error when they are spent."""
+        """One request with retries; raises the last API error when they are spent.
+        The latency is the wall time of the call, retries and backoff included."""
         start = time.perf_counter()
         response = self._retrying(
             self._client.chat.completions.create,

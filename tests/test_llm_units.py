@@ -356,3 +356,25 @@ def test_endpoint_dying_mid_campaign_aborts_with_what_is_stored(tmp_path) -> Non
         with pytest.raises(CampaignAborted, match="unreachable") as info:
             run_items(items, asker, concurrency=2, progress=False)
         assert info.value.done == 0 and store.count() == 0  # nothing came back, nothing stored
+
+
+def test_samples_are_separate_requests_and_majority_voted(tmp_path) -> None:
+    from roofcast.llm.ask import Asker
+
+    cfg = LLMConfig(model="local", base_url="http://127.0.0.1:9/v1", n=3, temperature=0.8)
+    prompt = build_prompt("zero-shot", kernel(), GPU, cfg.structured_mode, 300)
+    with Store(tmp_path / "s.sqlite") as store:
+        asker = Asker(cfg, store, None, model_id="local:m.gguf", replay=True)
+        requests = [asker.request(prompt, i) for i in range(3)]
+        assert len({r.request_hash for r in requests}) == 3
+        assert [r.kwargs["seed"] for r in requests] == [0, 1, 2]
+        missing = asker.ask(prompt, "toy:add")
+        assert (missing.label, missing.missing) == ("missing", 3)
+        for request, label in zip(requests, (COMPUTE, BANDWIDTH, COMPUTE), strict=True):
+            record = _record(request.request_hash, answer=label)
+            record.prompt_tokens, record.completion_tokens = 100, 2
+            store.put(record)
+        voted = asker.ask(prompt, "toy:add")
+        assert (voted.label, voted.hits, voted.sent) == (COMPUTE, 3, 0)
+        assert voted.confidence == pytest.approx(2 / 3, abs=1e-3)
+        assert voted.prompt_tokens == 300
