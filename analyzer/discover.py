@@ -65,7 +65,7 @@ class _Indexer:
             if name in macros and macros[name].params is None:
                 macros[name] = Macro(None, value)
         stripped = strip_comments(source.text)
-        expanded = preprocess(stripped, macros, comments_stripped=True)
+        expanded = preprocess(stripped, macros, comments_stripped=True, defined=self.defines)
         tree = parse(expanded, source.grammar)
         index = build_index(path, source.grammar, tree)
         index.display_lines = stripped.split("\n")
@@ -184,6 +184,8 @@ def _may_hold_kernels(path: Path) -> bool:
     """Cheap byte scan: files without any kernel marker are parsed only if a kernel includes them.
 
     Unreadable files are let through so that their problem is reported."""
+    if path.suffix.lower() in (".cu", ".cuh"):
+        return True  # kernels may hide behind macros such as `#define GLOBAL __global__`
     try:
         data = path.read_bytes()
     except OSError:

@@ -47,7 +47,12 @@ def collapse_of(words: list[str], text: str) -> int:
 
 
 def following_statement(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The statement a pragma applies to; `#ifdef X #pragma ... #endif for (...)` included."""
     sibling = node.next_named_sibling
+    parent = node.parent
+    while sibling is None and parent is not None and parent.type.startswith("preproc_if"):
+        sibling = parent.next_named_sibling
+        parent = parent.parent
     while sibling is not None and (sibling.type == "comment" or sibling.type == "preproc_call"):
         if sibling.type == "preproc_call" and "omp" not in node_text(sibling):
             sibling = sibling.next_named_sibling

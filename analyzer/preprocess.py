@@ -55,6 +55,8 @@ def collect_macros(text: str) -> dict[str, Macro]:
         name, params, body = match.group(1), match.group(2), match.group(3)
         body = re.sub(r"/\*.*?\*/", " ", body)
         body = body.split("//")[0].strip()
+        if name in macros and macros[name].body:
+            continue  # first non-empty definition wins: the first arm of `#ifdef A ... #else`
         if params is not None:
             names = [p.strip() for p in params[1:-1].split(",") if p.strip()]
             variadic = bool(names) and names[-1].endswith("...")
@@ -109,9 +111,10 @@ class _Expander:
                 replacement = self.expand(self.substitute(macro, args, hidden, depth),
                                           hidden | {name}, depth + 1)
             consumed = text[m.start():end]
-            self.budget -= max(0, len(replacement) - len(consumed))
-            if self.budget < 0:
-                break
+            growth = len(replacement) - len(consumed)
+            if growth > 16 and self.budget - growth < 0:
+                continue  # over budget: keep only expansions that do not grow the text
+            self.budget -= max(0, growth)
             out.append(text[pos:m.start()])
             out.append(replacement.replace("\n", " ") + "\n" * consumed.count("\n"))
             pos = end
@@ -169,10 +172,87 @@ def _call_args(text: str, pos: int) -> tuple[list[str], int] | None:
     return None
 
 
-def preprocess(text: str, macros: Mapping[str, Macro], comments_stripped: bool = False) -> str:
-    """Comments stripped; macros expanded outside directives (and inside `#pragma` lines)."""
+_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+#: what nvcc / an OpenMP compiler predefine; other unknown names make a condition undecidable
+KNOWN_DEFINED = frozenset({"__CUDACC__", "__NVCC__", "__CUDA_ARCH__", "_OPENMP", "__cplusplus"})
+KNOWN_UNDEFINED = frozenset({"__HIPCC__", "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__",
+                             "__SYCL_DEVICE_ONLY__", "SYCL_LANGUAGE_VERSION", "_WIN32", "_MSC_VER"})
+
+
+def _decide(kind: str, condition: str, defined: Mapping[str, str]) -> bool | None:
+    """True/False when the condition is decidable from user defines and compiler builtins."""
+    cond = condition.strip()
+    if kind in ("ifdef", "ifndef"):
+        name = cond.split()[0] if cond.split() else ""
+        if name in defined or name in KNOWN_DEFINED:
+            truth = True
+        elif name in KNOWN_UNDEFINED:
+            truth = False
+        else:
+            return None
+        return truth if kind == "ifdef" else not truth
+    expr = re.sub(r"defined\s*\(?\s*([A-Za-z_]\w*)\s*\)?",
+                  lambda m: "1" if (m.group(1) in defined or m.group(1) in KNOWN_DEFINED) else (
+                      "0" if m.group(1) in KNOWN_UNDEFINED else "?"), cond)
+    expr = re.sub(r"[A-Za-z_]\w*", lambda m: defined.get(m.group(0), "?") if m.group(0) not in (
+        "and", "or", "not") else m.group(0), expr)
+    if "?" in expr or not re.fullmatch(r"[\d\s()+\-*/%<>=!&|]+", expr):
+        return None
+    try:
+        return bool(eval(expr.replace("&&", " and ").replace("||", " or ").replace("!", " not ")
+                         .replace(" not =", "!="), {"__builtins__": {}}))  # noqa: S307 - digits only
+    except Exception:  # noqa: BLE001 - undecidable
+        return None
+
+
+def resolve_conditionals(text: str, defined: Mapping[str, str]) -> str:
+    """Keep one arm of every `#if`: the decidable one, else the first. Dropped lines and the
+    conditional directives become empty lines, so line numbers do not move."""
+    lines = text.split("\n")
+    stack: list[list[bool]] = []  # per level: [this arm active, an arm already taken]
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        block = [line]
+        while block[-1].endswith("\\") and i + 1 < len(lines) and _DIRECTIVE.match(line):
+            i += 1
+            block.append(lines[i])
+        i += 1
+        match = _CONDITIONAL.match(line)
+        active = all(level[0] for level in stack)
+        if match:
+            kind, rest = match.group(1), " ".join(b.rstrip("\\") for b in [match.group(2), *block[1:]])
+            if kind in ("if", "ifdef", "ifndef"):
+                decision = _decide(kind, rest, defined) if active else False
+                take = True if decision is None else decision
+                stack.append([take and active, take])
+            elif kind == "elif" and stack:
+                decision = _decide("if", rest, defined)
+                take = not stack[-1][1] and decision is True
+                stack[-1] = [take, stack[-1][1] or take]
+            elif kind == "else" and stack:
+                stack[-1] = [not stack[-1][1], True]
+            elif kind == "endif" and stack:
+                stack.pop()
+            out.extend([""] * len(block))
+            continue
+        out.extend(block if active else [""] * len(block))
+    return "\n".join(out)
+
+
+def preprocess(
+    text: str,
+    macros: Mapping[str, Macro],
+    comments_stripped: bool = False,
+    defined: Mapping[str, str] | None = None,
+) -> str:
+    """Comments stripped, conditionals resolved, macros expanded outside directives (and
+    inside `#pragma` lines)."""
     if not comments_stripped:
         text = strip_comments(text)
+    if "#" in text:
+        text = resolve_conditionals(text, defined or {})
     if not macros:
         return text
     expander = _Expander(macros, budget=len(text) * (MAX_GROWTH - 1))

@@ -1,6 +1,7 @@
 """Reading kernel files: expand folders, refuse binary or non-UTF-8 input with one clear line."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,6 +10,9 @@ CUDA_SUFFIXES = frozenset({".cu", ".cuh"})
 CPP_SUFFIXES = frozenset({".cpp", ".cc", ".cxx", ".c", ".c++"})
 HEADER_SUFFIXES = frozenset({".h", ".hpp", ".hh", ".hxx", ".inl"})
 KERNEL_SUFFIXES = CUDA_SUFFIXES | CPP_SUFFIXES | HEADER_SUFFIXES
+
+
+_CUDA_MARKERS = re.compile(r"__global__|__device__|<<<")
 
 
 class SourceError(Exception):
@@ -24,7 +28,9 @@ class SourceFile:
     @property
     def grammar(self) -> str:
         """CUDA files and headers use the CUDA grammar (a C++ superset); C/C++ files the C++ one."""
-        return "cpp" if self.path.suffix.lower() in CPP_SUFFIXES else "cuda"
+        if self.path.suffix.lower() in CPP_SUFFIXES and not _CUDA_MARKERS.search(self.text):
+            return "cpp"
+        return "cuda"  # also .cpp files holding CUDA code (kernels included into a .cu)
 
 
 def expand_paths(paths: Iterable[Path]) -> list[Path]:
@@ -63,6 +69,8 @@ def read_source(path: Path) -> SourceFile:
         raise SourceError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if b"\0" in data[:8192]:
         raise SourceError(f"{path}: binary file, not source code")
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n")  # same line count, one newline convention
     try:
         return SourceFile(path=path, text=data.decode("utf-8"))
     except UnicodeDecodeError as exc:
