@@ -158,11 +158,15 @@ def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) ->
         found: list[KernelIR] = []
         # Kernels defined in included headers of the same tree belong to the analysis too.
         for source_index in visible:
-            if source_index is not index and source_index.path.resolve() in listed:
+            pasted = source_index.path.name in index.function_includes
+            if source_index is not index and source_index.path.resolve() in listed and not pasted:
                 continue
             if source_index.grammar == "cuda":
                 found.extend(cuda.kernels_in(source_index, context, launches_near(source_index.path)))
-            found.extend(openmp.regions_in(source_index, context))
+            owner = None
+            if source_index is not index:
+                owner = index.function_includes.get(source_index.path.name)
+            found.extend(openmp.regions_in(source_index, context, owner))
         for kernel in found:
             key = (Path(kernel.file).resolve(), kernel.line, kernel.name)
             if key not in seen_kernels:

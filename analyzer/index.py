@@ -74,6 +74,8 @@ class FileIndex:
     includes: list[str] = field(default_factory=list)
     globals: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (type, declarator)
     constants: dict[str, str] = field(default_factory=dict)  # const/constexpr scalars: name -> init
+    #: header basename -> (function_definition that #includes it, byte offset of the include)
+    function_includes: dict[str, tuple[tree_sitter.Node, int]] = field(default_factory=dict)
     #: the file's own lines, comments blanked, macros unexpanded: what users and models read
     display_lines: list[str] = field(default_factory=list)
 
@@ -169,7 +171,13 @@ def build_index(path: Path, grammar: str, tree: tree_sitter.Tree) -> FileIndex:
         if name is not None:
             index.structs[node_text(name)] = _struct_fields(node)
     for node in captures.get("include", []):
-        index.includes.append(node_text(node).strip('"'))
+        name = node_text(node).strip('"')
+        index.includes.append(name)
+        owner = node.parent
+        while owner is not None and owner.type != "function_definition":
+            owner = owner.parent
+        if owner is not None:  # a header pasted into a function body: its code runs there
+            index.function_includes[name.split("/")[-1]] = (owner, node.start_byte)
     for node in captures.get("global", []):
         _index_global(node, index)
     index.pragmas = [

@@ -74,7 +74,11 @@ def _enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
     return node
 
 
-def regions_in(index: FileIndex, context: Context) -> list[KernelIR]:
+Owner = tuple[tree_sitter.Node, int]
+
+
+def regions_in(index: FileIndex, context: Context, owner: Owner | None = None) -> list[KernelIR]:
+    """Target regions of a file; `owner` is the function that #includes this file, if any."""
     regions = []
     for pragma in index.pragmas:
         words = pragma_words(pragma)
@@ -82,6 +86,9 @@ def regions_in(index: FileIndex, context: Context) -> list[KernelIR]:
             continue
         statement = following_statement(pragma)
         func = _enclosing_function(pragma)
+        limit = None
+        if func is None and owner is not None:
+            func, limit = owner
         if statement is None or func is None:
             continue
         name = function_name(func) or "<unknown>"
@@ -103,8 +110,8 @@ def regions_in(index: FileIndex, context: Context) -> list[KernelIR]:
                 collapse=collapse,
                 template_params=template_params(func),
                 host_context=(index.display(func.start_point[0] + 1, func.end_point[0] + 1)
-                              or node_text(func))[:MAX_HOST_CONTEXT_CHARS],
-                ast=(pragma, statement, func),
+                              if limit is None else node_text(func))[:MAX_HOST_CONTEXT_CHARS],
+                ast=(pragma, statement, func, limit),
                 context=context,
             )
         )

@@ -50,7 +50,9 @@ def _query(grammar: str, text: str) -> tree_sitter.Query:
     return tree_sitter.Query(language(grammar), text)
 
 
-def _declare_enclosing(counter: KernelCounter, func: tree_sitter.Node, region: tree_sitter.Node) -> None:
+def _declare_enclosing(
+    counter: KernelCounter, func: tree_sitter.Node, region: tree_sitter.Node, limit: int | None
+) -> None:
     """Variables of the enclosing function are the region's mapped data (arrays, pointers) or
     its scalar sizes (kept symbolic unless a constant initialises them)."""
     for p in parameters(func):
@@ -60,10 +62,10 @@ def _declare_enclosing(counter: KernelCounter, func: tree_sitter.Node, region: t
     if body is None:
         return
     query = _query(counter.grammar, "(declaration) @d")
+    # Declarations before the region (or before the #include that pastes it into func).
+    cutoff = region.start_byte if limit is None else limit
     for decl in tree_sitter.QueryCursor(query).captures(body).get("d", []):
-        if decl.start_byte >= region.start_byte and decl.end_byte <= region.end_byte:
-            continue
-        if decl.start_byte > region.start_byte:
+        if decl.start_byte > cutoff:
             continue
         type_node = decl.child_by_field_name("type")
         if type_node is None:
@@ -158,9 +160,9 @@ def _count_loop_nest(counter: KernelCounter, loop: tree_sitter.Node, collapse: i
 
 
 def _count_openmp(counter: KernelCounter, ir: KernelIR) -> None:
-    pragma, statement, func = ir.ast
+    pragma, statement, func, limit = ir.ast
     counter.scopes.append({})
-    _declare_enclosing(counter, func, statement)
+    _declare_enclosing(counter, func, statement, limit)
     counter.scopes.append({})
     if ir.collapse and statement.type == "for_statement":
         counter.fv.work_items = _count_loop_nest(counter, statement, ir.collapse)
