@@ -1,4 +1,5 @@
 """What a kernel can see: its own file's index plus the headers it includes, own file first."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -16,6 +17,8 @@ class Context:
     constants: dict[str, str] = field(default_factory=dict)
     functions: dict[str, list[FunctionInfo]] = field(default_factory=dict)
     grammar: str = "cuda"
+    #: visible headers by file name, for headers pasted into a function or loop body
+    headers: dict[str, FileIndex] = field(default_factory=dict)
 
     @classmethod
     def merge(cls, indices: Sequence[FileIndex]) -> Context:
@@ -27,13 +30,15 @@ class Context:
             ctx.structs.update(index.structs)
             ctx.globals.update(index.globals)
             ctx.constants.update(index.constants)
+        for index in indices[1:]:
+            ctx.headers.setdefault(index.path.name, index)
         for index in indices:
             for fn in index.functions:
                 ctx.functions.setdefault(fn.bare_name, []).append(fn)
         return ctx
 
     def callable(self, name: str, arity: int) -> FunctionInfo | None:
-        """The definition a call `name(args...)` reaches: prefer device functions, matching arity."""
+        """The definition `name(args...)` reaches: device functions first, matching arity."""
         candidates = self.functions.get(name.split("::")[-1], [])
         if not candidates:
             return None
@@ -52,4 +57,8 @@ def _arity(declarator) -> int:
     if declarator is None:
         return -1
     params = declarator.child_by_field_name("parameters")
-    return sum(1 for p in params.named_children if p.type.endswith("parameter_declaration")) if params else 0
+    return (
+        sum(1 for p in params.named_children if p.type.endswith("parameter_declaration"))
+        if params
+        else 0
+    )

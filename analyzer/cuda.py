@@ -1,5 +1,6 @@
 """CUDA kernels: every `__global__` function (templates too), its parameters, signature,
 the `__device__` functions it reaches (networkx call graph) and host launch sites."""
+
 from __future__ import annotations
 
 from functools import cache
@@ -7,11 +8,14 @@ from functools import cache
 import networkx as nx
 import tree_sitter
 from roofcast.analyzer.context import Context
+from roofcast.analyzer.hostvalues import bind_call
 from roofcast.analyzer.index import FileIndex, FunctionInfo
 from roofcast.analyzer.model import KernelIR, LaunchSite, Param
 from roofcast.analyzer.parsing import language, node_text
 
-_CALLS = "(call_expression function: [(identifier) (qualified_identifier) (template_function)] @callee)"
+_CALLS = (
+    "(call_expression function: [(identifier) (qualified_identifier) (template_function)] @callee)"
+)
 _LAUNCHES = "(call_expression (kernel_call_syntax)) @launch"
 MAX_HOST_CONTEXT_CHARS = 6000
 
@@ -22,7 +26,7 @@ def _query(grammar: str, text: str) -> tree_sitter.Query:
 
 
 def parameters(func: tree_sitter.Node) -> list[Param]:
-    """Declared parameters of a function definition, types normalised like a demangler prints them."""
+    """Declared parameters, types normalised the way a demangler prints them."""
     declarator = func.child_by_field_name("declarator")
     while declarator is not None and declarator.type != "function_declarator":
         declarator = declarator.child_by_field_name("declarator")
@@ -38,7 +42,10 @@ def parameters(func: tree_sitter.Node) -> list[Param]:
         stars = ""
         name = ""
         while d is not None:
-            if d.type == "pointer_declarator" or d.type in ("array_declarator", "abstract_array_declarator"):
+            if d.type == "pointer_declarator" or d.type in (
+                "array_declarator",
+                "abstract_array_declarator",
+            ):
                 stars += "*"
             elif d.type in ("reference_declarator",):
                 stars += "&"
@@ -148,9 +155,20 @@ def kernels_in(index: FileIndex, context: Context, launches: LaunchMap) -> list[
         closure = device_closure(fn, context)
         sites = launches.get(fn.bare_name, [])
         host = ""
+        bindings: dict[str, str] = {}
         if sites:
-            host_fn = _enclosing_function(sites[0][1])
+            call = sites[0][1]
+            host_fn = _enclosing_function(call)
             host = node_text(host_fn)[:MAX_HOST_CONTEXT_CHARS] if host_fn is not None else ""
+            args = call.child_by_field_name("arguments")
+            if host_fn is not None and args is not None:
+                bindings = bind_call(
+                    [p.name for p in params],
+                    list(args.named_children),
+                    host_fn,
+                    "cuda",
+                    call.start_byte,
+                )
         kernels.append(
             KernelIR(
                 name=fn.bare_name,
@@ -166,6 +184,7 @@ def kernels_in(index: FileIndex, context: Context, launches: LaunchMap) -> list[
                 template_params=fn.template_params,
                 launches=[s for s, _ in sites],
                 host_context=host,
+                host_bindings=bindings,
                 ast=fn.node,
                 context=context,
             )

@@ -3,10 +3,10 @@
 Each file is parsed once; headers it includes from the same tree are indexed too, so the
 kernel's macros, typedefs and `__device__` callees are visible to feature counting.
 """
+
 from __future__ import annotations
 
 import re
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +65,13 @@ class _Indexer:
             if name in macros and macros[name].params is None:
                 macros[name] = Macro(None, value)
         stripped = strip_comments(source.text)
-        expanded = preprocess(stripped, macros, comments_stripped=True, defined=self.defines)
+        # Conditionals see --define, then macros of included headers; the file's own
+        # #defines join as they are met (an include guard is not defined before its #ifndef).
+        own = collect_macros(source.text)
+        known = {k: m.body or "1" for k, m in macros.items() if m.params is None and k not in own}
+        expanded = preprocess(
+            stripped, macros, comments_stripped=True, defined={**known, **self.defines}
+        )
         tree = parse(expanded, source.grammar)
         index = build_index(path, source.grammar, tree)
         index.display_lines = stripped.split("\n")
@@ -141,6 +147,16 @@ def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) ->
     listed = frozenset(p.resolve() for p in files)
     launches_by_dir: dict[Path, cuda.LaunchMap] = {}
 
+    calls_by_dir: dict[Path, openmp.CallMap] = {}
+
+    def calls_near(path: Path) -> openmp.CallMap:
+        """Plain calls in the region's folder: how its function's parameters are passed."""
+        folder = path.resolve().parent
+        if folder not in calls_by_dir:
+            near = [i for k, i in indexer.indices.items() if i is not None and k.parent == folder]
+            calls_by_dir[folder] = call_map(near)
+        return calls_by_dir[folder]
+
     def launches_near(path: Path) -> cuda.LaunchMap:
         """Launch sites in the kernel's own folder: where its host code lives."""
         folder = path.resolve().parent
@@ -162,11 +178,15 @@ def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) ->
             if source_index is not index and source_index.path.resolve() in listed and not pasted:
                 continue
             if source_index.grammar == "cuda":
-                found.extend(cuda.kernels_in(source_index, context, launches_near(source_index.path)))
+                found.extend(
+                    cuda.kernels_in(source_index, context, launches_near(source_index.path))
+                )
             owner = None
             if source_index is not index:
                 owner = index.function_includes.get(source_index.path.name)
-            found.extend(openmp.regions_in(source_index, context, owner))
+            found.extend(
+                openmp.regions_in(source_index, context, owner, calls_near(source_index.path))
+            )
         for kernel in found:
             key = (Path(kernel.file).resolve(), kernel.line, kernel.name)
             if key not in seen_kernels:
@@ -174,13 +194,16 @@ def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) ->
                 result.kernels.append(kernel)
         if index.tree.root_node.has_error:
             result.problems.append(
-                FileProblem(str(path), "parts of the file did not parse; counted what did", fatal=False)
+                FileProblem(
+                    str(path), "parts of the file did not parse; counted what did", fatal=False
+                )
             )
     result.problems[:0] = indexer.problems
     result.kernels.sort(key=lambda k: (k.file, k.line))
     return result
 
 
+_QUOTED_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*"([^"]+)"')
 _MARKERS = re.compile(rb"__global__|__device__|#[ \t]*pragma[ \t]+omp[ \t]+target")
 
 
@@ -194,4 +217,39 @@ def _may_hold_kernels(path: Path) -> bool:
         data = path.read_bytes()
     except OSError:
         return True
-    return _MARKERS.search(data) is not None or b"\0" in data[:8192]
+    if _MARKERS.search(data) is not None or b"\0" in data[:8192]:
+        return True
+    for include in _QUOTED_INCLUDE.findall(data):  # a region pasted in from a local header
+        header = path.parent / include.decode("utf-8", "replace")
+        try:
+            if header.is_file() and _MARKERS.search(header.read_bytes()):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def call_map(indices: list[FileIndex]) -> openmp.CallMap:
+    from functools import cache as _cache
+
+    import tree_sitter
+    from roofcast.analyzer.parsing import language, node_text
+
+    @_cache
+    def query(grammar: str) -> tree_sitter.Query:
+        return tree_sitter.Query(
+            language(grammar),
+            "(call_expression function: [(identifier) (template_function)] @f) @c",
+        )
+
+    calls: openmp.CallMap = {}
+    for index in indices:
+        for _, caps in tree_sitter.QueryCursor(query(index.grammar)).matches(index.tree.root_node):
+            fn, call = caps.get("f"), caps.get("c")
+            if not fn or not call:
+                continue
+            node = fn[0]
+            if node.type == "template_function":
+                node = node.child_by_field_name("name") or node
+            calls.setdefault(node_text(node), []).append((call[0], index.grammar))
+    return calls

@@ -3,6 +3,7 @@ struct layouts, functions (with CUDA qualifiers) and file-level variables.
 
 Built with tree-sitter queries (C speed) rather than a Python walk of every node.
 """
+
 from __future__ import annotations
 
 import re
@@ -83,7 +84,7 @@ class FileIndex:
         """Lines first..last (1-based, inclusive) as written, comments removed."""
         if not self.display_lines:
             return ""
-        chunk = self.display_lines[first_line - 1:last_line]
+        chunk = self.display_lines[first_line - 1 : last_line]
         return "\n".join(line.rstrip() for line in chunk if line.strip())
 
     @property

@@ -3,6 +3,7 @@
 Consumers read plain fields; `ast` and `context` are the parse-tree handles that feature
 counting walks, kept out of repr, comparison and every serialised form.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -56,6 +57,9 @@ class KernelIR:
     host_context: str = ""
     pragma: str = ""
     end_line: int = 0
+    #: parameter (or OpenMP host local) -> its value at the call site, as a sympy expression
+    #: over constants and `argv_k` (the program's k-th command-line argument)
+    host_bindings: dict[str, str] = field(default_factory=dict)
     #: OpenMP: number of loops merged by collapse(n) into the work-shared iteration space.
     collapse: int = 0
     ast: Any = field(default=None, repr=False, compare=False)

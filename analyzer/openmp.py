@@ -1,6 +1,7 @@
 """OpenMP offload regions: every `#pragma omp target ...` that launches a kernel, with its loop
 nest, named by the enclosing function and identified by the pragma's line (as compilers name
 offload entries: `__omp_offloading_<dev>_<file>_<function>_l<line>`)."""
+
 from __future__ import annotations
 
 import re
@@ -26,8 +27,11 @@ def pragma_words(node: tree_sitter.Node) -> list[str]:
 
 
 def is_target_kernel(words: list[str]) -> bool:
-    return len(words) >= 2 and words[0] == "omp" and words[1] == "target" and (
-        len(words) == 2 or words[2] not in _NOT_KERNELS
+    return (
+        len(words) >= 2
+        and words[0] == "omp"
+        and words[1] == "target"
+        and (len(words) == 2 or words[2] not in _NOT_KERNELS)
     )
 
 
@@ -77,7 +81,30 @@ def _enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
 Owner = tuple[tree_sitter.Node, int]
 
 
-def regions_in(index: FileIndex, context: Context, owner: Owner | None = None) -> list[KernelIR]:
+CallMap = dict[str, list[tuple[tree_sitter.Node, str]]]  # function name -> (call node, grammar)
+
+
+def _call_bindings(
+    func: tree_sitter.Node, name: str, calls: CallMap | None, grammar: str
+) -> dict[str, str]:
+    """Parameters of the region's function as passed by its first caller in the folder."""
+    from roofcast.analyzer.hostvalues import bind_call
+
+    for call, call_grammar in (calls or {}).get(name.split("::")[-1], []):
+        caller = _enclosing_function(call)
+        args = call.child_by_field_name("arguments")
+        if caller is None or caller is func or args is None:
+            continue
+        params = [p.name for p in parameters(func)]
+        if len(params) != len(args.named_children):
+            continue
+        return bind_call(params, list(args.named_children), caller, call_grammar, call.start_byte)
+    return {}
+
+
+def regions_in(
+    index: FileIndex, context: Context, owner: Owner | None = None, calls: CallMap | None = None
+) -> list[KernelIR]:
     """Target regions of a file; `owner` is the function that #includes this file, if any."""
     regions = []
     for pragma in index.pragmas:
@@ -109,8 +136,12 @@ def regions_in(index: FileIndex, context: Context, owner: Owner | None = None) -
                 pragma=text,
                 collapse=collapse,
                 template_params=template_params(func),
-                host_context=(index.display(func.start_point[0] + 1, func.end_point[0] + 1)
-                              if limit is None else node_text(func))[:MAX_HOST_CONTEXT_CHARS],
+                host_bindings=_call_bindings(func, name, calls, index.grammar),
+                host_context=(
+                    index.display(func.start_point[0] + 1, func.end_point[0] + 1)
+                    if limit is None
+                    else node_text(func)
+                )[:MAX_HOST_CONTEXT_CHARS],
                 ast=(pragma, statement, func, limit),
                 context=context,
             )

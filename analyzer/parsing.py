@@ -1,4 +1,5 @@
 """tree-sitter parsers, one per grammar, created once: parsing is the analyzer's floor cost."""
+
 from __future__ import annotations
 
 from functools import cache

@@ -6,6 +6,7 @@ function-like macros defined in the file or its local headers are expanded befor
 Every expansion keeps the line count of what it replaces, so reported lines stay the file's
 lines. Conditional directives are left to the grammar; `#define` lines stay as written.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,9 +16,7 @@ from dataclasses import dataclass
 MAX_GROWTH = 8  # stop expanding once the text is this many times its original size
 MAX_DEPTH = 12
 
-_COMMENTS = re.compile(
-    r'(//[^\n]*|/\*.*?\*/)|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S
-)
+_COMMENTS = re.compile(r'(//[^\n]*|/\*.*?\*/)|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _IDENT_OR_STRING = re.compile(
     r'(?P<string>"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\')|(?<![\w.])(?P<ident>[A-Za-z_]\w*)'
@@ -108,14 +107,15 @@ class _Expander:
                 if call is None:
                     continue
                 args, end = call
-                replacement = self.expand(self.substitute(macro, args, hidden, depth),
-                                          hidden | {name}, depth + 1)
-            consumed = text[m.start():end]
+                replacement = self.expand(
+                    self.substitute(macro, args, hidden, depth), hidden | {name}, depth + 1
+                )
+            consumed = text[m.start() : end]
             growth = len(replacement) - len(consumed)
             if growth > 16 and self.budget - growth < 0:
                 continue  # over budget: keep only expansions that do not grow the text
             self.budget -= max(0, growth)
-            out.append(text[pos:m.start()])
+            out.append(text[pos : m.start()])
             out.append(replacement.replace("\n", " ") + "\n" * consumed.count("\n"))
             pos = end
         out.append(text[pos:])
@@ -130,9 +130,11 @@ class _Expander:
             else:
                 values[p] = args[i].strip() if i < len(args) else ""
         body = macro.body
-        body = re.sub(r"#\s*([A-Za-z_]\w*)",
-                      lambda m: '"' + values[m.group(1)] + '"' if m.group(1) in values else m.group(0),
-                      body.replace("##", "\0"))
+        body = re.sub(
+            r"#\s*([A-Za-z_]\w*)",
+            lambda m: '"' + values[m.group(1)] + '"' if m.group(1) in values else m.group(0),
+            body.replace("##", "\0"),
+        )
         expanded = {p: self.expand(v, hidden, depth + 1) for p, v in values.items()}
 
         def token(m: re.Match[str]) -> str:
@@ -175,8 +177,17 @@ def _call_args(text: str, pos: int) -> tuple[list[str], int] | None:
 _CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
 #: what nvcc / an OpenMP compiler predefine; other unknown names make a condition undecidable
 KNOWN_DEFINED = frozenset({"__CUDACC__", "__NVCC__", "__CUDA_ARCH__", "_OPENMP", "__cplusplus"})
-KNOWN_UNDEFINED = frozenset({"__HIPCC__", "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__",
-                             "__SYCL_DEVICE_ONLY__", "SYCL_LANGUAGE_VERSION", "_WIN32", "_MSC_VER"})
+KNOWN_UNDEFINED = frozenset(
+    {
+        "__HIPCC__",
+        "__HIP_PLATFORM_AMD__",
+        "__HIP_PLATFORM_HCC__",
+        "__SYCL_DEVICE_ONLY__",
+        "SYCL_LANGUAGE_VERSION",
+        "_WIN32",
+        "_MSC_VER",
+    }
+)
 
 
 def _decide(kind: str, condition: str, defined: Mapping[str, str]) -> bool | None:
@@ -191,16 +202,34 @@ def _decide(kind: str, condition: str, defined: Mapping[str, str]) -> bool | Non
         else:
             return None
         return truth if kind == "ifdef" else not truth
-    expr = re.sub(r"defined\s*\(?\s*([A-Za-z_]\w*)\s*\)?",
-                  lambda m: "1" if (m.group(1) in defined or m.group(1) in KNOWN_DEFINED) else (
-                      "0" if m.group(1) in KNOWN_UNDEFINED else "?"), cond)
-    expr = re.sub(r"[A-Za-z_]\w*", lambda m: defined.get(m.group(0), "?") if m.group(0) not in (
-        "and", "or", "not") else m.group(0), expr)
+    expr = re.sub(
+        r"defined\s*\(?\s*([A-Za-z_]\w*)\s*\)?",
+        lambda m: (
+            "1"
+            if (m.group(1) in defined or m.group(1) in KNOWN_DEFINED)
+            else ("0" if m.group(1) in KNOWN_UNDEFINED else "?")
+        ),
+        cond,
+    )
+    expr = re.sub(
+        r"[A-Za-z_]\w*",
+        lambda m: (
+            defined.get(m.group(0), "?") if m.group(0) not in ("and", "or", "not") else m.group(0)
+        ),
+        expr,
+    )
     if "?" in expr or not re.fullmatch(r"[\d\s()+\-*/%<>=!&|]+", expr):
         return None
     try:
-        return bool(eval(expr.replace("&&", " and ").replace("||", " or ").replace("!", " not ")
-                         .replace(" not =", "!="), {"__builtins__": {}}))  # noqa: S307 - digits only
+        return bool(
+            eval(
+                expr.replace("&&", " and ")
+                .replace("||", " or ")
+                .replace("!", " not ")
+                .replace(" not =", "!="),
+                {"__builtins__": {}},
+            )
+        )  # noqa: S307 - digits only
     except Exception:  # noqa: BLE001 - undecidable
         return None
 
@@ -209,6 +238,7 @@ def resolve_conditionals(text: str, defined: Mapping[str, str]) -> str:
     """Keep one arm of every `#if`: the decidable one, else the first. Dropped lines and the
     conditional directives become empty lines, so line numbers do not move."""
     lines = text.split("\n")
+    defined = dict(defined)
     stack: list[list[bool]] = []  # per level: [this arm active, an arm already taken]
     out: list[str] = []
     i = 0
@@ -222,7 +252,10 @@ def resolve_conditionals(text: str, defined: Mapping[str, str]) -> str:
         match = _CONDITIONAL.match(line)
         active = all(level[0] for level in stack)
         if match:
-            kind, rest = match.group(1), " ".join(b.rstrip("\\") for b in [match.group(2), *block[1:]])
+            kind, rest = (
+                match.group(1),
+                " ".join(b.rstrip("\\") for b in [match.group(2), *block[1:]]),
+            )
             if kind in ("if", "ifdef", "ifndef"):
                 decision = _decide(kind, rest, defined) if active else False
                 take = True if decision is None else decision
@@ -237,6 +270,14 @@ def resolve_conditionals(text: str, defined: Mapping[str, str]) -> str:
                 stack.pop()
             out.extend([""] * len(block))
             continue
+        if active:
+            match_define = _DEFINE.match(line)
+            if match_define and match_define.group(2) is None:
+                body = match_define.group(3).split("//")[0].strip()
+                defined.setdefault(match_define.group(1), body or "1")
+            undef = re.match(r"^[ \t]*#[ \t]*undef[ \t]+(\w+)", line)
+            if undef:
+                defined.pop(undef.group(1), None)
         out.extend(block if active else [""] * len(block))
     return "\n".join(out)
 

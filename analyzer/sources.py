@@ -1,4 +1,5 @@
 """Reading kernel files: expand folders, refuse binary or non-UTF-8 input with one clear line."""
+
 from __future__ import annotations
 
 import re
@@ -41,7 +42,8 @@ def expand_paths(paths: Iterable[Path]) -> list[Path]:
             raise SourceError(f"{path}: no such file or directory")
         if path.is_dir():
             found = sorted(
-                p for p in path.rglob("*")
+                p
+                for p in path.rglob("*")
                 if p.suffix.lower() in KERNEL_SUFFIXES and p.is_file() and not _hidden(p, path)
             )
             out.extend(found)

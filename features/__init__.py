@@ -1,4 +1,5 @@
 """Feature counting: what one thread or iteration does (docs/counting.md)."""
+
 from roofcast.features.entry import count_features
 from roofcast.features.vector import FeatureVector
 

@@ -3,6 +3,7 @@
 Counts accumulate per loop context (the tuple of enclosing loop frames), so sympy is touched
 once per distinct context at the end rather than once per node: counting stays near parse speed.
 """
+
 from __future__ import annotations
 
 import re
@@ -37,10 +38,23 @@ from roofcast.features.symbolic import (
 from roofcast.features.vector import FeatureVector
 
 MAX_INLINE_DEPTH = 8
+#: thread axes; OpenMP work-shared loop variables are given these as dependencies
+_X_AXIS = frozenset({"threadIdx.x", "blockIdx.x"})
+_SLOW_AXES = frozenset({"threadIdx.y", "threadIdx.z", "blockIdx.y", "blockIdx.z"})
 _ARITH = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"}
 _COMPARE = {"<", "<=", ">", ">=", "==", "!="}
-_ASSIGN_OPS = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "<<=": "<<", ">>=": ">>",
-               "&=": "&", "|=": "|", "^=": "^"}
+_ASSIGN_OPS = {
+    "+=": "+",
+    "-=": "-",
+    "*=": "*",
+    "/=": "/",
+    "%=": "%",
+    "<<=": "<<",
+    ">>=": ">>",
+    "&=": "&",
+    "|=": "|",
+    "^=": "^",
+}
 _ASSIGNED_QUERY = """
 (assignment_expression left: (identifier) @name)
 (update_expression argument: (identifier) @name)
@@ -90,11 +104,11 @@ class KernelCounter:
         self.ctx = ir.context
         self.grammar = self.ctx.grammar if self.ctx is not None else "cuda"
         self.defines = dict(defines)
-        template_types = {
-            t: self.defines.get(t, "float") for t in ir.template_params
-        }
+        template_types = {t: self.defines.get(t, "float") for t in ir.template_params}
         self.types = TypeResolver(
-            self.ctx.typedefs if self.ctx else {}, self.ctx.structs if self.ctx else {}, template_types
+            self.ctx.typedefs if self.ctx else {},
+            self.ctx.structs if self.ctx else {},
+            template_types,
         )
         self.fv = FeatureVector(templated=bool(ir.template_params))
         self.scopes: list[dict[str, Var]] = [{}]
@@ -106,6 +120,8 @@ class KernelCounter:
         self.array_indices: dict[tuple[str, tuple[int, ...]], set[str]] = defaultdict(set)
         self.arrays: set[str] = set()
         self.inline_depth = 0
+        self.rare_depth = 0
+        self.pasting: list[str] = []
         self.inline_stack: list[str] = []
         self.call_counter = 0
         self.next_atomic = False
@@ -158,8 +174,11 @@ class KernelCounter:
         if name in self.ctx.macros or name in self.ctx.constants:
             value = self.macro_value(name)
             text = self.ctx.macros.get(name, self.ctx.constants.get(name, ""))
-            kind = FLOAT if text.rstrip().endswith(("f", "F")) and "." in text else (
-                DOUBLE if _FLOAT_LITERAL.match(text.strip("() ")) else INT)
+            kind = (
+                FLOAT
+                if text.rstrip().endswith(("f", "F")) and "." in text
+                else (DOUBLE if _FLOAT_LITERAL.match(text.strip("() ")) else INT)
+            )
             return Var(kind, value=value if kind is INT else None)
         if name in self.ctx.globals:
             type_text, decl = self.ctx.globals[name]
@@ -172,7 +191,9 @@ class KernelCounter:
         if name in self.macro_values:
             return self.macro_values[name]
         self.macro_values[name] = None
-        text = self.ctx.macros.get(name) if name in self.ctx.macros else self.ctx.constants.get(name)
+        text = (
+            self.ctx.macros.get(name) if name in self.ctx.macros else self.ctx.constants.get(name)
+        )
         if not text or depth > 10:
             return None
         tree = parse(f"int __roofcast_macro = ({text});", "cpp")
@@ -248,13 +269,21 @@ class KernelCounter:
             fn = node_text(node.child_by_field_name("function")).split("::")[-1]
             args = node.child_by_field_name("arguments")
             vals = [self.value(a) for a in args.named_children] if args else []
-            if fn in ("min", "max", "umin", "umax", "fmin", "fmax") and len(vals) == 2 and None not in vals:
+            if (
+                fn in ("min", "max", "umin", "umax", "fmin", "fmax")
+                and len(vals) == 2
+                and None not in vals
+            ):
                 return sympy.Min(*vals) if "min" in fn else sympy.Max(*vals)
             return None
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
             if inner is not None:
-                tt = self.types.parse(node_text(inner)) if node.child_by_field_name("type") else self.expr_type_only(inner)
+                tt = (
+                    self.types.parse(node_text(inner))
+                    if node.child_by_field_name("type")
+                    else self.expr_type_only(inner)
+                )
                 return sympy.Integer(8 if tt.pointer else tt.element_bytes)
             return None
         if t == "conditional_expression":
@@ -290,6 +319,8 @@ class KernelCounter:
             n = stack.pop()
             if n.type == "identifier":
                 names.add(node_text(n))
+            elif n.type == "field_expression" and node_text(n.named_children[0]) in BUILTIN_VECTORS:
+                names.add(" ".join(node_text(n).split()))  # `threadIdx.x`: which thread axis
             else:
                 stack.extend(n.named_children)
         expanded = set(names)
@@ -299,8 +330,19 @@ class KernelCounter:
                 expanded |= var.deps
         return expanded
 
+    @staticmethod
+    def sharing(names: set[str]) -> str:
+        """How an access's element varies across threads: `private` (with the fastest thread
+        axis), `partial` (only slower axes: neighbouring threads share it), `broadcast`
+        (the same for every thread, so caches serve all but the first)."""
+        if names & _X_AXIS:
+            return "private"
+        if names & _SLOW_AXES:
+            return "partial"
+        return "broadcast"
+
     def hoisted_key(self, names: set[str]) -> tuple[int, ...]:
-        """The loop context an access really belongs to: up to the innermost loop that changes it."""
+        """The loop context an access belongs to: up to the innermost loop that changes it."""
         level = 0
         for i, frame in enumerate(self.frames):
             if names & frame.assigned:
@@ -315,11 +357,15 @@ class KernelCounter:
             base, indices = self.base_of(node)
         elif node.type == "pointer_expression":
             base, indices = node.child_by_field_name("argument"), []
-            while base is not None and base.type == "parenthesized_expression" and base.named_children:
+            while (
+                base is not None and base.type == "parenthesized_expression" and base.named_children
+            ):
                 base = base.named_children[0]
-            if base is not None and base.type == "binary_expression" and node_text(
-                base.child_by_field_name("operator")
-            ) in ("+", "-"):
+            if (
+                base is not None
+                and base.type == "binary_expression"
+                and node_text(base.child_by_field_name("operator")) in ("+", "-")
+            ):
                 left, right = base.child_by_field_name("left"), base.child_by_field_name("right")
                 base_t = self.type_of_pointer_base(left)
                 if base_t is not None and base_t.pointer:
@@ -359,15 +405,22 @@ class KernelCounter:
                 self.fv.indirect_accesses += 1
             state = self.access_state.setdefault(key, set())
             prefix = "shared_" if space == "shared" else ""
+            sharing = f"bytes_{self.sharing(names)}"
             if read and not state:
                 self.add(f"{prefix}load_bytes", size, key_ctx)
                 if not prefix:
                     self.add("loads", 1, key_ctx)
+                    self.add(sharing, size, key_ctx)
+                    if self.rare_depth:
+                        self.add("bytes_rare", size, key_ctx)
                 state.add("load")
             if write and "store" not in state:
                 self.add(f"{prefix}store_bytes", size, key_ctx)
                 if not prefix:
                     self.add("stores", 1, key_ctx)
+                    self.add(sharing, size, key_ctx)
+                    if self.rare_depth:
+                        self.add("bytes_rare", size, key_ctx)
                 state.add("store")
         return element_for_return
 
@@ -402,7 +455,9 @@ class KernelCounter:
             var = self.lookup(text) or self.global_var(text)
             if var is None:
                 return UNKNOWN.address_of(), "global", text, {text}
-            space = var.space if var.space != "scalar" else ("global" if var.type.pointer else "local")
+            space = (
+                var.space if var.space != "scalar" else ("global" if var.type.pointer else "local")
+            )
             return var.type, space, var.alias or text, {text} | set(var.deps)
         if base.type == "field_expression":
             arg = base.child_by_field_name("argument")
@@ -410,8 +465,13 @@ class KernelCounter:
             arg_type = self.expr(arg) if arg is not None else UNKNOWN
             if arg is not None and node_text(base.child_by_field_name("operator") or arg) == "->":
                 arg_type = arg_type.deref()
-            mt = self.types.member(arg_type.deref() if arg_type.pointer else arg_type,
-                                   node_text(member)) if member is not None else UNKNOWN
+            mt = (
+                self.types.member(
+                    arg_type.deref() if arg_type.pointer else arg_type, node_text(member)
+                )
+                if member is not None
+                else UNKNOWN
+            )
             if not mt.pointer:
                 mt = mt.address_of()
             names = self.identifiers([arg]) if arg is not None else set()
@@ -586,7 +646,8 @@ class KernelCounter:
         if node is None:
             return UNKNOWN
         if node.type in ("subscript_expression",) or (
-            node.type == "pointer_expression" and node_text(node.child_by_field_name("operator")) == "*"
+            node.type == "pointer_expression"
+            and node_text(node.child_by_field_name("operator")) == "*"
         ):
             return self.memory_access(node, read=read, write=True)
         if node.type == "field_expression":
@@ -677,12 +738,32 @@ class KernelCounter:
             return widest
         if bare in mf.FREE:
             return widest
-        if bare.startswith(("__shfl", "__ballot", "__any", "__all", "__activemask", "__float2",
-                            "__int2", "__half2float", "__double2", "__uint2", "__ll2", "__float_as",
-                            "__int_as", "__longlong_as", "__double_as", "make_", "static_cast",
-                            "__threadfence", "printf", "assert")):
+        if bare.startswith(
+            (
+                "__shfl",
+                "__ballot",
+                "__any",
+                "__all",
+                "__activemask",
+                "__float2",
+                "__int2",
+                "__half2float",
+                "__double2",
+                "__uint2",
+                "__ll2",
+                "__float_as",
+                "__int_as",
+                "__longlong_as",
+                "__double_as",
+                "make_",
+                "static_cast",
+                "__threadfence",
+                "printf",
+                "assert",
+            )
+        ):
             if bare.startswith("make_"):
-                return self.types.parse(bare[len("make_"):])
+                return self.types.parse(bare[len("make_") :])
             if bare.startswith(("__half2float", "__int2float", "__uint2float", "__double2float")):
                 return FLOAT
             if bare.startswith(("__float2half",)):
@@ -697,7 +778,10 @@ class KernelCounter:
         return widest if widest.is_float else UNKNOWN
 
     def load_through_pointer(self, arg: tree_sitter.Node) -> CType:
-        if arg.type == "pointer_expression" and node_text(arg.child_by_field_name("operator")) == "&":
+        if (
+            arg.type == "pointer_expression"
+            and node_text(arg.child_by_field_name("operator")) == "&"
+        ):
             inner = arg.child_by_field_name("argument")
             if inner is not None and inner.type == "subscript_expression":
                 return self.memory_access(inner, read=True, write=False)
@@ -705,7 +789,10 @@ class KernelCounter:
         return self.memory_access_pointer_arith(synthetic.node, read=True, write=False)
 
     def store_through_pointer(self, arg: tree_sitter.Node) -> None:
-        if arg.type == "pointer_expression" and node_text(arg.child_by_field_name("operator")) == "&":
+        if (
+            arg.type == "pointer_expression"
+            and node_text(arg.child_by_field_name("operator")) == "&"
+        ):
             inner = arg.child_by_field_name("argument")
             if inner is not None and inner.type == "subscript_expression":
                 self.memory_access(inner, read=False, write=True)
@@ -715,7 +802,10 @@ class KernelCounter:
     def memory_access_pointer_arith(self, node: tree_sitter.Node, read: bool, write: bool) -> CType:
         """`p + i` used as an address (in __ldg(p + i))."""
         base, index = node, None
-        if node.type == "binary_expression" and node_text(node.child_by_field_name("operator")) == "+":
+        if (
+            node.type == "binary_expression"
+            and node_text(node.child_by_field_name("operator")) == "+"
+        ):
             base, index = node.child_by_field_name("left"), node.child_by_field_name("right")
         if index is not None:
             self.expr(index)
@@ -725,14 +815,24 @@ class KernelCounter:
         if space in ("global", "shared"):
             idx_nodes = [index] if index is not None else []
             key_ctx = self.hoisted_key(self.identifiers(idx_nodes) | names)
-            key = (space, alias, " ".join(node_text(index).split()) if index is not None else "0", key_ctx)
+            key = (
+                space,
+                alias,
+                " ".join(node_text(index).split()) if index is not None else "0",
+                key_ctx,
+            )
             state = self.access_state.setdefault(key, set())
             prefix = "shared_" if space == "shared" else ""
+            sharing = f"bytes_{self.sharing(self.identifiers(idx_nodes) | names)}"
             if read and not state:
                 self.add(f"{prefix}load_bytes", element.element_bytes, key_ctx)
+                if not prefix:
+                    self.add(sharing, element.element_bytes, key_ctx)
                 state.add("load")
             if write and "store" not in state:
                 self.add(f"{prefix}store_bytes", element.element_bytes, key_ctx)
+                if not prefix:
+                    self.add(sharing, element.element_bytes, key_ctx)
                 state.add("store")
         return element
 
@@ -743,7 +843,11 @@ class KernelCounter:
         return_type_node = callee.node.child_by_field_name("type")
         return_type = self.types.parse(node_text(return_type_node)) if return_type_node else UNKNOWN
         body = callee.node.child_by_field_name("body")
-        if body is None or self.inline_depth >= MAX_INLINE_DEPTH or callee.name in self.inline_stack:
+        if (
+            body is None
+            or self.inline_depth >= MAX_INLINE_DEPTH
+            or callee.name in self.inline_stack
+        ):
             # Recursion: one level is counted; deeper calls are data-dependent and flagged.
             if callee.name in self.inline_stack:
                 self.fv.notes.append(f"recursive call to {callee.name} counted once")
@@ -770,20 +874,41 @@ class KernelCounter:
                     if base.type == "identifier":
                         var = self.lookup(node_text(base)) or self.global_var(node_text(base))
                         if var is not None:
-                            space = var.space if var.space != "scalar" else (
-                                "global" if var.type.pointer else "local")
-                        if param.type.endswith("&") and not ptype.pointer and arg.type == "identifier":
+                            space = (
+                                var.space
+                                if var.space != "scalar"
+                                else ("global" if var.type.pointer else "local")
+                            )
+                        if (
+                            param.type.endswith("&")
+                            and not ptype.pointer
+                            and arg.type == "identifier"
+                        ):
                             space = var.space if var is not None else "local"
                     if arg.type != "identifier" or not param.type.endswith("&"):
                         alias = f"{node_text(arg)}@{self.call_counter}"
-                scope[param.name] = Var(ptype, space=space if ptype.pointer else (
-                    space if space in ("global", "shared") and param.type.endswith("&") else "scalar"),
-                    value=self.value(arg), deps=deps, alias=alias)
+                scope[param.name] = Var(
+                    ptype,
+                    space=space
+                    if ptype.pointer
+                    else (
+                        space
+                        if space in ("global", "shared") and param.type.endswith("&")
+                        else "scalar"
+                    ),
+                    value=self.value(arg),
+                    deps=deps,
+                    alias=alias,
+                )
                 if param.type.endswith("&") and not ptype.pointer:
                     scope[param.name] = Var(ptype, space="scalar", value=self.value(arg), deps=deps)
             else:
-                scope[param.name] = Var(ptype, value=self.value(arg), deps=deps,
-                                        loaded=self._is_loaded(arg) if arg is not None else False)
+                scope[param.name] = Var(
+                    ptype,
+                    value=self.value(arg),
+                    deps=deps,
+                    loaded=self._is_loaded(arg) if arg is not None else False,
+                )
         saved_scopes = self.scopes
         self.scopes = [*self.scopes[:1], scope]
         try:
@@ -867,8 +992,12 @@ class KernelCounter:
         if base_text == "auto":
             base_text = ""
         for decl in node.children_by_field_name("declarator"):
-            value_node = decl.child_by_field_name("value") if decl.type == "init_declarator" else None
-            inner = decl.child_by_field_name("declarator") if decl.type == "init_declarator" else decl
+            value_node = (
+                decl.child_by_field_name("value") if decl.type == "init_declarator" else None
+            )
+            inner = (
+                decl.child_by_field_name("declarator") if decl.type == "init_declarator" else decl
+            )
             stars, is_array, name = 0, False, ""
             while inner is not None:
                 if inner.type == "pointer_declarator":
@@ -894,10 +1023,7 @@ class KernelCounter:
                         self.expr(child)
                 else:
                     init_type = self.expr(value_node)
-            if base_text:
-                t = self.types.parse(base_text + "*" * stars)
-            else:
-                t = init_type
+            t = self.types.parse(base_text + "*" * stars) if base_text else init_type
             if not name:
                 continue
             if shared:
@@ -913,7 +1039,9 @@ class KernelCounter:
             integral = t.is_int or t.kind == "unknown"
             value = self.value(value_node) if value_node is not None and integral else None
             loaded = self._is_loaded(value_node) if value_node is not None and integral else False
-            deps = frozenset(self.identifiers([value_node])) if value_node is not None else frozenset()
+            deps = (
+                frozenset(self.identifiers([value_node])) if value_node is not None else frozenset()
+            )
             self.declare(name, Var(t, space=space, value=value, deps=deps, loaded=loaded))
 
     def pointer_space(self, value_node: tree_sitter.Node | None) -> str:
@@ -925,8 +1053,10 @@ class KernelCounter:
             n = stack.pop()
             if n.type == "identifier":
                 var = self.lookup(node_text(n)) or self.global_var(node_text(n))
-                if var is not None and var.space in ("global", "shared", "local") and (
-                    var.type.pointer or var.space == "shared"
+                if (
+                    var is not None
+                    and var.space in ("global", "shared", "local")
+                    and (var.type.pointer or var.space == "shared")
                 ):
                     return var.space
             if n.type in ("call_expression",):
@@ -940,11 +1070,33 @@ class KernelCounter:
         if cond is not None:
             for child in cond.named_children:
                 self.expr(child) if child.type != "declaration" else self.stmt(child)
-        self.stmt(node.child_by_field_name("consequence"))
+        # An equality test (`i == 0`, `x == n-1`) selects few threads: what it guards is
+        # counted as taken (docs/counting.md) and also tallied apart, for the learned model.
+        rare = cond is not None and "==" in node_text(cond)
+        self.rare_depth += rare
+        try:
+            self.stmt(node.child_by_field_name("consequence"))
+        finally:
+            self.rare_depth -= rare
         alt = node.child_by_field_name("alternative")
         if alt is not None:
             for child in alt.named_children:
                 self.stmt(child)
+
+    def _s_preproc_include(self, node: tree_sitter.Node) -> None:
+        """A header pasted into a body (`for (...) { #include "step.h" }`): count its code."""
+        path = node.child_by_field_name("path")
+        name = node_text(path).strip('"<>').split("/")[-1] if path is not None else ""
+        index = self.ctx.headers.get(name) if self.ctx is not None else None
+        if index is None or name in self.pasting or len(self.pasting) > 4:
+            return
+        self.pasting.append(name)
+        try:
+            for child in index.tree.root_node.named_children:
+                if child.type not in ("function_definition", "preproc_def", "preproc_function_def"):
+                    self.stmt(child)
+        finally:
+            self.pasting.pop()
 
     def _s_else_clause(self, node: tree_sitter.Node) -> None:
         for child in node.named_children:
@@ -1027,7 +1179,9 @@ class KernelCounter:
 
     _s_do_statement = _s_while_statement
 
-    def trip_count(self, node: tree_sitter.Node) -> tuple[sympy.Expr, str | None, sympy.Expr | None]:
+    def trip_count(
+        self, node: tree_sitter.Node
+    ) -> tuple[sympy.Expr, str | None, sympy.Expr | None]:
         """(trip count, loop variable, its mean value over the loop)."""
         init = node.child_by_field_name("initializer")
         cond = node.child_by_field_name("condition")
@@ -1041,6 +1195,12 @@ class KernelCounter:
             return self.unknown_trip(node), var, None
         op, end = bound
         kind, amount = step
+        body = node.child_by_field_name("body")
+        bound_names = self.identifiers([cond]) - {var}
+        if body is not None and bound_names & self.assigned_in(body):
+            return self.unknown_trip(node), var, None  # the bound moves inside the loop
+        if update is not None and "gridDim" in node_text(update):
+            self.fv.grid_stride_loops += 1
         trip = _trip(op, start, end, kind, amount)
         if trip is None:
             return self.unknown_trip(node), var, None
@@ -1092,11 +1252,16 @@ class KernelCounter:
     def loop_step(self, update: tree_sitter.Node, var: str) -> tuple[str, sympy.Expr] | None:
         if update.type == "comma_expression":
             return self.loop_step(update.child_by_field_name("left"), var) or self.loop_step(
-                update.child_by_field_name("right"), var)
+                update.child_by_field_name("right"), var
+            )
         if update.type == "update_expression":
             if not _is_var(update.child_by_field_name("argument"), var):
                 return None
-            return ("add", sympy.Integer(1)) if "++" in node_text(update) else ("add", sympy.Integer(-1))
+            return (
+                ("add", sympy.Integer(1))
+                if "++" in node_text(update)
+                else ("add", sympy.Integer(-1))
+            )
         if update.type == "assignment_expression":
             left = update.child_by_field_name("left")
             if not _is_var(left, var):
@@ -1115,20 +1280,29 @@ class KernelCounter:
                 return None
             amount = zero_thread_position(amount)
             return {
-                "+=": ("add", amount), "-=": ("add", -amount), "*=": ("mul", amount),
-                "/=": ("div", amount), "<<=": ("mul", 2**amount), ">>=": ("div", 2**amount),
+                "+=": ("add", amount),
+                "-=": ("add", -amount),
+                "*=": ("mul", amount),
+                "/=": ("div", amount),
+                "<<=": ("mul", 2**amount),
+                ">>=": ("div", 2**amount),
             }.get(op)
         return None
 
 
 def _is_var(node: tree_sitter.Node | None, var: str) -> bool:
     while node is not None and node.type in ("parenthesized_expression", "cast_expression"):
-        node = node.child_by_field_name("value") if node.type == "cast_expression" else (
-            node.named_children[0] if node.named_children else None)
+        node = (
+            node.child_by_field_name("value")
+            if node.type == "cast_expression"
+            else (node.named_children[0] if node.named_children else None)
+        )
     return node is not None and node.type == "identifier" and node_text(node) == var
 
 
-def _trip(op: str, start: sympy.Expr, end: sympy.Expr, kind: str, amount: sympy.Expr) -> sympy.Expr | None:
+def _trip(
+    op: str, start: sympy.Expr, end: sympy.Expr, kind: str, amount: sympy.Expr
+) -> sympy.Expr | None:
     if kind == "add":
         if amount == 0:
             return None
@@ -1146,13 +1320,15 @@ def _trip(op: str, start: sympy.Expr, end: sympy.Expr, kind: str, amount: sympy.
     if kind == "mul" and op in ("<", "<=", "!="):
         if start == 0:
             return None
-        return sympy.ceiling(sympy.log(end / start, 2) / sympy.log(amount, 2))
+        span = sympy.log(end / start, 2) / sympy.log(amount, 2)
+        return sympy.floor(span) + 1 if op == "<=" else sympy.ceiling(span)
     if kind == "div" and op in (">", ">=", "!="):
         if end == 0 and op in (">", "!="):
             return sympy.floor(sympy.log(start, 2) / sympy.log(amount, 2)) + 1
         if end == 0:
             return None
-        return sympy.ceiling(sympy.log(start / end, 2) / sympy.log(amount, 2))
+        span = sympy.log(start / end, 2) / sympy.log(amount, 2)
+        return sympy.floor(span) + 1 if op == ">=" else sympy.ceiling(span)
     return None
 
 

@@ -1,4 +1,5 @@
 """A small C/CUDA type model: enough to know an operation's precision and an element's size."""
+
 from __future__ import annotations
 
 import re
@@ -6,27 +7,65 @@ from dataclasses import dataclass, replace
 
 #: base name -> (kind, scalar size in bytes, lanes)
 _SCALARS: dict[str, tuple[str, int, int]] = {
-    "float": ("sp", 4, 1), "double": ("dp", 8, 1), "half": ("hp", 2, 1), "__half": ("hp", 2, 1),
-    "__nv_bfloat16": ("hp", 2, 1), "nv_bfloat16": ("hp", 2, 1), "bfloat16": ("hp", 2, 1),
-    "__half2": ("hp", 2, 2), "half2": ("hp", 2, 2), "__nv_bfloat162": ("hp", 2, 2),
-    "_Float16": ("hp", 2, 1), "real": ("sp", 4, 1),
-    "int": ("int", 4, 1), "unsigned": ("int", 4, 1), "signed": ("int", 4, 1), "uint": ("int", 4, 1),
-    "int32_t": ("int", 4, 1), "uint32_t": ("int", 4, 1), "unsigned int": ("int", 4, 1),
-    "long": ("int", 8, 1), "long long": ("int", 8, 1), "unsigned long": ("int", 8, 1),
-    "unsigned long long": ("int", 8, 1), "long int": ("int", 8, 1), "size_t": ("int", 8, 1),
-    "int64_t": ("int", 8, 1), "uint64_t": ("int", 8, 1), "ptrdiff_t": ("int", 8, 1),
-    "long long int": ("int", 8, 1), "unsigned long long int": ("int", 8, 1), "ulong": ("int", 8, 1),
-    "short": ("int", 2, 1), "unsigned short": ("int", 2, 1), "int16_t": ("int", 2, 1),
-    "uint16_t": ("int", 2, 1), "ushort": ("int", 2, 1),
-    "char": ("int", 1, 1), "unsigned char": ("int", 1, 1), "signed char": ("int", 1, 1),
-    "int8_t": ("int", 1, 1), "uint8_t": ("int", 1, 1), "uchar": ("int", 1, 1),
-    "bool": ("bool", 1, 1), "void": ("void", 1, 1), "auto": ("unknown", 4, 1),
+    "float": ("sp", 4, 1),
+    "double": ("dp", 8, 1),
+    "half": ("hp", 2, 1),
+    "__half": ("hp", 2, 1),
+    "__nv_bfloat16": ("hp", 2, 1),
+    "nv_bfloat16": ("hp", 2, 1),
+    "bfloat16": ("hp", 2, 1),
+    "__half2": ("hp", 2, 2),
+    "half2": ("hp", 2, 2),
+    "__nv_bfloat162": ("hp", 2, 2),
+    "_Float16": ("hp", 2, 1),
+    "int": ("int", 4, 1),
+    "unsigned": ("int", 4, 1),
+    "signed": ("int", 4, 1),
+    "uint": ("int", 4, 1),
+    "int32_t": ("int", 4, 1),
+    "uint32_t": ("int", 4, 1),
+    "unsigned int": ("int", 4, 1),
+    "long": ("int", 8, 1),
+    "long long": ("int", 8, 1),
+    "unsigned long": ("int", 8, 1),
+    "unsigned long long": ("int", 8, 1),
+    "long int": ("int", 8, 1),
+    "size_t": ("int", 8, 1),
+    "int64_t": ("int", 8, 1),
+    "uint64_t": ("int", 8, 1),
+    "ptrdiff_t": ("int", 8, 1),
+    "long long int": ("int", 8, 1),
+    "unsigned long long int": ("int", 8, 1),
+    "ulong": ("int", 8, 1),
+    "short": ("int", 2, 1),
+    "unsigned short": ("int", 2, 1),
+    "int16_t": ("int", 2, 1),
+    "uint16_t": ("int", 2, 1),
+    "ushort": ("int", 2, 1),
+    "char": ("int", 1, 1),
+    "unsigned char": ("int", 1, 1),
+    "signed char": ("int", 1, 1),
+    "int8_t": ("int", 1, 1),
+    "uint8_t": ("int", 1, 1),
+    "uchar": ("int", 1, 1),
+    "bool": ("bool", 1, 1),
+    "void": ("void", 1, 1),
+    "auto": ("unknown", 4, 1),
 }
 _VECTOR = re.compile(r"^(u?char|u?short|u?int|u?long|ulonglong|longlong|float|double|half)([1-4])$")
 _VECTOR_BASE = {
-    "char": ("int", 1), "uchar": ("int", 1), "short": ("int", 2), "ushort": ("int", 2),
-    "int": ("int", 4), "uint": ("int", 4), "long": ("int", 8), "ulong": ("int", 8),
-    "longlong": ("int", 8), "ulonglong": ("int", 8), "float": ("sp", 4), "double": ("dp", 8),
+    "char": ("int", 1),
+    "uchar": ("int", 1),
+    "short": ("int", 2),
+    "ushort": ("int", 2),
+    "int": ("int", 4),
+    "uint": ("int", 4),
+    "long": ("int", 8),
+    "ulong": ("int", 8),
+    "longlong": ("int", 8),
+    "ulonglong": ("int", 8),
+    "float": ("sp", 4),
+    "double": ("dp", 8),
     "half": ("hp", 2),
 }
 _DROP = re.compile(
@@ -140,7 +179,9 @@ class TypeResolver:
         if base in self.structs:
             return CType("struct", max(1, self.struct_size(base, depth)), name=base)
         if base.startswith("complex") or "Complex" in base:
-            return CType("sp" if "double" not in base else "dp", 4 if "double" not in base else 8, 2)
+            return CType(
+                "sp" if "double" not in base else "dp", 4 if "double" not in base else 8, 2
+            )
         return CType("unknown", 4, name=base)
 
     def struct_size(self, name: str, depth: int = 0) -> int:

@@ -1,4 +1,5 @@
 """count_features: set up the scope a kernel sees, walk its body, and total the tallies."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -14,14 +15,36 @@ from roofcast.features.counter import KernelCounter, Var
 from roofcast.features.symbolic import symbol
 from roofcast.features.vector import FeatureVector
 
-_TALLIES = ("flops_hp", "flops_sp", "flops_dp", "int_ops", "load_bytes", "store_bytes", "loads",
-            "stores", "shared_load_bytes", "shared_store_bytes", "atomics", "barriers", "branches")
+_TALLIES = (
+    "flops_hp",
+    "flops_sp",
+    "flops_dp",
+    "int_ops",
+    "load_bytes",
+    "store_bytes",
+    "loads",
+    "bytes_private",
+    "bytes_partial",
+    "bytes_broadcast",
+    "bytes_rare",
+    "stores",
+    "shared_load_bytes",
+    "shared_store_bytes",
+    "atomics",
+    "barriers",
+    "branches",
+)
 _WORKSHARE = {"distribute", "for", "loop"}
 
 
 def count_features(ir: KernelIR, defines: Mapping[str, str] | None = None) -> FeatureVector:
     """Per-thread (CUDA) or per-iteration (OpenMP) counts of one kernel; see docs/counting.md."""
     counter = KernelCounter(ir, defines or {})
+    for name, text in ir.host_bindings.items():
+        try:
+            counter.fv.host_bindings[name] = sympy.sympify(text, locals=_ARGV_LOCALS)
+        except (sympy.SympifyError, TypeError, ValueError):
+            continue
     if ir.language == "cuda":
         _count_cuda(counter, ir)
     else:
@@ -45,6 +68,9 @@ def _count_cuda(counter: KernelCounter, ir: KernelIR) -> None:
     counter.stmt(body)
 
 
+_ARGV_LOCALS = {f"argv_{k}": sympy.Symbol(f"argv_{k}", positive=True) for k in range(1, 32)}
+
+
 @cache
 def _query(grammar: str, text: str) -> tree_sitter.Query:
     return tree_sitter.Query(language(grammar), text)
@@ -61,6 +87,9 @@ def _declare_enclosing(
     body = func.child_by_field_name("body")
     if body is None:
         return
+    from roofcast.analyzer.hostvalues import HostScope
+
+    host = HostScope(func, counter.grammar)
     query = _query(counter.grammar, "(declaration) @d")
     # Declarations before the region (or before the #include that pastes it into func).
     cutoff = region.start_byte if limit is None else limit
@@ -97,17 +126,28 @@ def _declare_enclosing(
             t = counter.types.parse(base + "*" * stars)
             if stars or vector_like:
                 if vector_like and not stars:
-                    inner_type = base.split("<", 1)[-1].rsplit(">", 1)[0] if "<" in base else "float"
+                    inner_type = (
+                        base.split("<", 1)[-1].rsplit(">", 1)[0] if "<" in base else "float"
+                    )
                     t = counter.types.parse(inner_type.split(",")[0] + "*")
                 counter.declare(name, Var(t, space="global"))
             else:
                 value = counter.value(value_node) if is_const and value_node is not None else None
                 if value is None and t.is_int:
                     value = symbol(name)
+                    bound = (
+                        host.value(value_node, decl.start_byte + 1)
+                        if value_node is not None
+                        else None
+                    )
+                    if bound is not None and name not in counter.fv.host_bindings:
+                        counter.fv.host_bindings[name] = bound
                 counter.declare(name, Var(t, space="scalar", value=value))
 
 
-def _workshare_loops(statement: tree_sitter.Node, counter: KernelCounter) -> list[tuple[tree_sitter.Node, int]]:
+def _workshare_loops(
+    statement: tree_sitter.Node, counter: KernelCounter
+) -> list[tuple[tree_sitter.Node, int]]:
     """Outermost `#pragma omp ... distribute/for/loop` loops inside a plain target region."""
     query = _query(counter.grammar, "(preproc_call) @p")
     found: list[tuple[tree_sitter.Node, int]] = []
@@ -145,10 +185,20 @@ def _count_loop_nest(counter: KernelCounter, loop: tree_sitter.Node, collapse: i
         iterations *= trip
         if var is not None and counter.lookup(var) is None:
             counter.declare(var, Var(counter.types.parse("int")))
+        if var is not None:
+            # The collapsed loop variables are the thread grid: the innermost one is the
+            # fastest axis, the outer ones slower axes.
+            axis = (
+                "threadIdx.x" if level == collapse - 1 or not _nested_for(node) else "threadIdx.y"
+            )
+            counter.lookup(var).deps = frozenset({axis})
         body = node.child_by_field_name("body")
         if level < collapse - 1:
-            while body is not None and body.type == "compound_statement" and len(
-                [c for c in body.named_children if c.type != "comment"]) == 1:
+            while (
+                body is not None
+                and body.type == "compound_statement"
+                and len([c for c in body.named_children if c.type != "comment"]) == 1
+            ):
                 body = [c for c in body.named_children if c.type != "comment"][0]
             if body is not None and body.type == "for_statement":
                 node = body
@@ -157,6 +207,14 @@ def _count_loop_nest(counter: KernelCounter, loop: tree_sitter.Node, collapse: i
         break
     counter.scopes.pop()
     return iterations
+
+
+def _nested_for(node: tree_sitter.Node) -> bool:
+    body = node.child_by_field_name("body")
+    while body is not None and body.type == "compound_statement":
+        kids = [c for c in body.named_children if c.type != "comment"]
+        body = kids[0] if len(kids) == 1 else None
+    return body is not None and body.type == "for_statement"
 
 
 def _count_openmp(counter: KernelCounter, ir: KernelIR) -> None:
@@ -174,6 +232,7 @@ def _count_openmp(counter: KernelCounter, ir: KernelIR) -> None:
         return
     total = sympy.Integer(0)
     for loop, collapse in loops:
+        counter.access_state = {}  # each nest is its own kernel launch: nothing written yet
         total += _count_loop_nest(counter, loop, collapse)
     counter.fv.work_items = total
 

@@ -2,6 +2,7 @@
 
 Defaults exist only so that a verdict can be given; every use of one is reported.
 """
+
 from __future__ import annotations
 
 import math
@@ -9,13 +10,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import sympy
+from roofcast.analyzer.hostvalues import exe_arg_values
 from roofcast.features.symbolic import symbol
 from roofcast.features.vector import FeatureVector
 
 DEFAULT_SYMBOL_VALUE = 1024
 DEFAULT_TRIP_COUNT = 16
-DEFAULT_LAUNCH = {"blockDim_x": 256, "blockDim_y": 1, "blockDim_z": 1,
-                  "gridDim_x": 1024, "gridDim_y": 1, "gridDim_z": 1}
+DEFAULT_LAUNCH = {
+    "blockDim_x": 256,
+    "blockDim_y": 1,
+    "blockDim_z": 1,
+    "gridDim_x": 1024,
+    "gridDim_y": 1,
+    "gridDim_z": 1,
+}
 CLASSES = ("sp", "dp", "hp", "int")
 
 
@@ -41,7 +49,8 @@ def numeric_bindings(defines: Mapping[str, str]) -> dict[str, float]:
     out = {}
     for name, value in defines.items():
         try:
-            out[name] = float(sympy.sympify(value))
+            number = float(sympy.sympify(value))
+            out[name] = int(number) if number.is_integer() else number
         except (sympy.SympifyError, TypeError, ValueError):
             continue  # a type binding such as T=double
     return out
@@ -54,12 +63,20 @@ def substitute(expr: sympy.Expr, values: Mapping[str, float]) -> sympy.Expr:
     return expr.subs(subs) if subs else expr
 
 
+MAX_COUNT = 1e18  # beyond any real kernel: a runaway symbolic product, clamped
+
+
 def _number(expr: sympy.Expr) -> float:
     try:
         value = float(expr)
-    except (TypeError, ValueError):
-        value = float(sympy.N(expr))
-    return value if math.isfinite(value) else 0.0
+    except (TypeError, ValueError, OverflowError):
+        try:
+            value = float(sympy.N(expr))
+        except (TypeError, ValueError, OverflowError):
+            return 0.0
+    if not math.isfinite(value):
+        return MAX_COUNT if value > 0 else 0.0
+    return max(-MAX_COUNT, min(MAX_COUNT, value))
 
 
 @dataclass
@@ -119,13 +136,21 @@ class ResolvedCounts:
 
     def structure_json(self, fv: FeatureVector) -> dict[str, float | bool]:
         out: dict[str, float | bool] = dict(self.structure)
-        out.update({
-            "loop_depth": fv.loop_depth, "loops": fv.loops, "unknown_trip_loops": fv.unknown_trip_loops,
-            "indirect_accesses": fv.indirect_accesses, "reuse_accesses": fv.reuse_accesses,
-            "distinct_arrays": fv.distinct_arrays, "shared_arrays": fv.shared_arrays,
-            "device_calls": fv.device_calls, "templated": fv.templated,
-            "unparsed_regions": fv.unparsed_regions,
-        })
+        out.update(
+            {
+                "loop_depth": fv.loop_depth,
+                "loops": fv.loops,
+                "unknown_trip_loops": fv.unknown_trip_loops,
+                "grid_stride_loops": fv.grid_stride_loops,
+                "indirect_accesses": fv.indirect_accesses,
+                "reuse_accesses": fv.reuse_accesses,
+                "distinct_arrays": fv.distinct_arrays,
+                "shared_arrays": fv.shared_arrays,
+                "device_calls": fv.device_calls,
+                "templated": fv.templated,
+                "unparsed_regions": fv.unparsed_regions,
+            }
+        )
         return out
 
 
@@ -133,11 +158,25 @@ def _clean(value: float) -> float:
     return int(value) if float(value).is_integer() and abs(value) < 2**53 else round(value, 6)
 
 
-STRUCTURE_FIELDS = ("int_ops", "loads", "stores", "shared_load_bytes", "shared_store_bytes",
-                    "atomics", "barriers", "branches")
+STRUCTURE_FIELDS = (
+    "int_ops",
+    "loads",
+    "stores",
+    "shared_load_bytes",
+    "shared_store_bytes",
+    "atomics",
+    "barriers",
+    "branches",
+    "bytes_private",
+    "bytes_partial",
+    "bytes_broadcast",
+    "bytes_rare",
+)
 
 
-def launch_bindings(block: tuple[int, int, int] | None, grid: tuple[int, int, int] | None) -> dict[str, float]:
+def launch_bindings(
+    block: tuple[int, int, int] | None, grid: tuple[int, int, int] | None
+) -> dict[str, float]:
     out: dict[str, float] = {}
     for prefix, dims in (("blockDim", block), ("gridDim", grid)):
         if dims:
@@ -146,13 +185,24 @@ def launch_bindings(block: tuple[int, int, int] | None, grid: tuple[int, int, in
     return out
 
 
-def resolve_counts(fv: FeatureVector, defines: Mapping[str, str] | None = None, context=None) -> ResolvedCounts:
+def resolve_counts(
+    fv: FeatureVector, defines: Mapping[str, str] | None = None, context=None
+) -> ResolvedCounts:
     """User bindings first, then the launch (blockDim/gridDim), then documented defaults."""
     values = numeric_bindings(defines or {})
     if context is not None:
         for k, v in launch_bindings(context.block, context.grid).items():
             values.setdefault(k, v)
         values.update({k: v for k, v in context.extra.items() if k not in values})
+    host_values = {**exe_arg_values(context.exe_args if context is not None else ""), **values}
+    for name, expr in fv.host_bindings.items():
+        if name in values:
+            continue
+        bound = substitute(expr, host_values)
+        if not bound.free_symbols:
+            number = _number(bound)
+            if number > 0:
+                values[name] = number
     exprs: dict[str, sympy.Expr] = {f"flops_{c}": fv.flops_total(c) for c in ("sp", "dp", "hp")}
     exprs["flops_int"] = fv.int_ops
     exprs["load_bytes"] = fv.load_bytes
@@ -171,23 +221,35 @@ def resolve_counts(fv: FeatureVector, defines: Mapping[str, str] | None = None, 
         unbound |= {s.name for s in e.free_symbols}
     defaults = {name: default_for(name) for name in unbound}
     symbolic = {
-        k: str(e) for k, e in bound.items()
-        if e.free_symbols and k in ("flops_sp", "flops_dp", "flops_hp", "flops_int", "load_bytes", "store_bytes")
+        k: str(e)
+        for k, e in bound.items()
+        if e.free_symbols
+        and k in ("flops_sp", "flops_dp", "flops_hp", "flops_int", "load_bytes", "store_bytes")
     }
     numbers = {k: _number(substitute(e, defaults)) for k, e in bound.items()}
     special = {k.split(":", 1)[1]: v for k, v in numbers.items() if k.startswith("special:")}
     return ResolvedCounts(
-        flops={"sp": numbers["flops_sp"], "dp": numbers["flops_dp"], "hp": numbers["flops_hp"],
-               "int": numbers["flops_int"]},
+        flops={
+            "sp": numbers["flops_sp"],
+            "dp": numbers["flops_dp"],
+            "hp": numbers["flops_hp"],
+            "int": numbers["flops_int"],
+        },
         special=special,
         load_bytes=numbers["load_bytes"],
         store_bytes=numbers["store_bytes"],
         threads=numbers["threads"],
         symbolic=symbolic,
-        unbound={n for n in unbound if not (n in DEFAULT_LAUNCH and fv.work_items is None
-                                            and not _used_in_counts(fv, n))},
-        defaults={n: v for n, v in defaults.items() if _used_in_counts(fv, n) or n.startswith("trip_L")
-                  or fv.work_items is not None},
+        unbound={
+            n
+            for n in unbound
+            if not (n in DEFAULT_LAUNCH and fv.work_items is None and not _used_in_counts(fv, n))
+        },
+        defaults={
+            n: v
+            for n, v in defaults.items()
+            if _used_in_counts(fv, n) or n.startswith("trip_L") or fv.work_items is not None
+        },
         structure={k: numbers[k] for k in STRUCTURE_FIELDS},
     )
 

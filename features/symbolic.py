@@ -1,4 +1,5 @@
 """Symbols and small sympy helpers shared by counting and resolution."""
+
 from __future__ import annotations
 
 from functools import cache

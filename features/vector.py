@@ -3,6 +3,7 @@
 Counts are sympy expressions over symbols (kernel parameters, macros, launch dimensions)
 until `resolve` binds them; the CSV export and the learned model read the resolved view.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
@@ -50,6 +51,13 @@ class FeatureVector:
     store_bytes: sympy.Expr = field(default_factory=zero)
     loads: sympy.Expr = field(default_factory=zero)
     stores: sympy.Expr = field(default_factory=zero)
+    #: global bytes by how the element varies across threads (private + partial + broadcast
+    #: = load + store bytes); see KernelCounter.sharing
+    bytes_private: sympy.Expr = field(default_factory=zero)
+    bytes_partial: sympy.Expr = field(default_factory=zero)
+    bytes_broadcast: sympy.Expr = field(default_factory=zero)
+    #: global bytes under an equality guard (`if (i == 0)`): taken by few threads
+    bytes_rare: sympy.Expr = field(default_factory=zero)
     shared_load_bytes: sympy.Expr = field(default_factory=zero)
     shared_store_bytes: sympy.Expr = field(default_factory=zero)
     atomics: sympy.Expr = field(default_factory=zero)
@@ -67,6 +75,8 @@ class FeatureVector:
     shared_arrays: int = 0
     device_calls: int = 0
     templated: bool = False
+    #: symbol -> value from host code (over constants and argv_k); see analyzer/hostvalues.py
+    host_bindings: dict[str, sympy.Expr] = field(default_factory=dict)
     #: OpenMP: iterations of the collapsed work-shared loop nest (the thread grid); None for CUDA.
     work_items: sympy.Expr | None = None
     unparsed_regions: int = 0

@@ -84,6 +84,11 @@ class LLMPredictor:
                 raise ValueError(f"llm option {key}={value!r} is not a {kind.__name__}") from None
         return LLMConfig(**args)  # type: ignore[arg-type]
 
+    def check(self) -> str:
+        """Resolve the model now (the local server is asked for its model name), so a dead
+        endpoint fails once, up front, with EndpointError; returns the model id."""
+        return self._asker.model_id
+
     @classmethod
     def from_options(cls, **options: str) -> LLMPredictor:
         """Same as the constructor; kept for registries that pass string options."""

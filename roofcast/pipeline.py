@@ -1,4 +1,5 @@
-"""analyze = discover kernels -> count features -> resolve symbols -> predict; one call for all verbs."""
+"""analyze = discover kernels -> count features -> resolve symbols -> predict, for all verbs."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -61,8 +62,11 @@ class AnalysisReport:
     def to_json(self) -> dict:
         return {
             "schema_version": SCHEMA_VERSION,
-            "gpu": {"name": self.gpu.name, "key": self.gpu.key,
-                    "balance_points": self.gpu.to_json()["balance_points"]},
+            "gpu": {
+                "name": self.gpu.name,
+                "key": self.gpu.key,
+                "balance_points": self.gpu.to_json()["balance_points"],
+            },
             "kernels": [k.to_json() for k in self.kernels],
             "problems": [{"file": p.file, "message": p.message} for p in self.problems],
         }

@@ -1,4 +1,5 @@
 """roofcast: static roofline verdicts for CUDA and OpenMP-offload kernels."""
+
 from __future__ import annotations
 
 import sys

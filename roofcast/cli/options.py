@@ -1,4 +1,5 @@
 """Option parsing shared by verbs: GPUs, --define, launch dimensions, predictors."""
+
 from __future__ import annotations
 
 from roofcast.cli.errors import fail

@@ -1,4 +1,5 @@
 """Rendering an AnalysisReport: rich table, JSON, CSV (the feature export)."""
+
 from __future__ import annotations
 
 import csv
@@ -9,6 +10,7 @@ import os
 from rich.console import Console
 from rich.table import Table
 
+from roofcast.features.vector import SPECIAL_FLOP_WEIGHTS
 from roofcast.pipeline import AnalysisReport
 
 _STYLE = {"compute": "bold red", "bandwidth": "bold cyan", "unknown": "yellow"}
@@ -63,8 +65,19 @@ def render_json(report: AnalysisReport) -> str:
     return json.dumps(report.to_json(), indent=2)
 
 
-CSV_FIXED = ["name", "file", "line", "language", "signature", "bound", "reason", "predictor",
-             "confidence", "threads"]
+SPECIAL_COLUMNS = [f"{kind}.{prec}" for kind in SPECIAL_FLOP_WEIGHTS for prec in ("hp", "sp", "dp")]
+CSV_FIXED = [
+    "name",
+    "file",
+    "line",
+    "language",
+    "signature",
+    "bound",
+    "reason",
+    "predictor",
+    "confidence",
+    "threads",
+]
 
 
 def csv_rows(report: AnalysisReport) -> list[dict[str, object]]:
@@ -77,8 +90,8 @@ def csv_rows(report: AnalysisReport) -> list[dict[str, object]]:
             row[f"bytes_{kind}"] = v
         for cls, v in k["arithmetic_intensity"].items():
             row[f"ai_{cls}"] = v
-        for kind, v in k["special_per_thread"].items():
-            row[f"special_{kind}"] = v
+        for kind in SPECIAL_COLUMNS:
+            row[f"special_{kind}"] = k["special_per_thread"].get(kind, 0)
         for name, v in k["features"].items():
             row[name] = v
         row["symbols"] = " ".join(k["symbols"])

@@ -1,6 +1,83 @@
-"""CLI verbs of this area; `register` adds them to the main app."""
+"""`roofcast train`: fit the learned baseline from a profiled manifest, reproducibly."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from roofcast.cli.errors import fail
+from roofcast.cli.options import gpu_or_fail
+
+
+def train(
+    manifest: Annotated[Path, typer.Option(help="Profiled manifest (dev.csv columns).")],
+    sources: Annotated[
+        Path, typer.Option(help="Folder with one sub-folder per target (HeCBench src/).")
+    ],
+    gpu: Annotated[str, typer.Option(help="The GPU the manifest was profiled on.")] = "rtx3080",
+    seed: Annotated[int, typer.Option(help="Random seed (bagging and subsampling).")] = 0,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Model file (.json.gz); default: the packaged model."),
+    ] = None,
+    cv: Annotated[
+        bool, typer.Option("--cv/--no-cv", help="Report family-grouped 5-fold CV first.")
+    ] = True,
+) -> None:
+    """Train the learned baseline: static features -> true intensity per class."""
+    from roofcast.evaluation import ManifestError, load_manifest
+    from roofcast.predictors.learned import packaged_model_path
+    from roofcast.predictors.training import build_dataset, save
+    from roofcast.predictors.training import train as fit
+
+    target_gpu = gpu_or_fail(gpu)
+    if not sources.is_dir():
+        fail(f"{sources}: no such folder")
+    try:
+        rows = load_manifest(manifest)
+    except ManifestError as exc:
+        fail(str(exc))
+    destination = output or packaged_model_path()
+    if not os.access(destination.parent if destination.parent.exists() else Path.cwd(), os.W_OK):
+        fail(f"{destination.parent} is not writable; pass --output")
+    console = Console(stderr=True)
+    data = build_dataset(rows, sources, target_gpu, progress=True)
+    if len(data.labels) < 20 or len(set(data.groups)) < 5:
+        fail(
+            f"too little data to train: {len(data.labels)} rows in {len(set(data.groups))} families"
+        )
+    with console.status("fitting (family-grouped CV first)" if cv else "fitting"):
+        model = fit(data, target_gpu, seed=seed, run_cv=cv, source=manifest.name)
+    save(model, destination)
+    if cv:
+        _print_cv(model["cross_validation"], console)
+    console.print(
+        f"trained on {len(data.labels)} rows ({len(data.skipped)} skipped); wrote {destination}"
+    )
+
+
+def _print_cv(cv: dict, console: Console) -> None:
+    table = Table(title=f"family-grouped {cv['folds']}-fold CV", title_justify="left")
+    for col in ("predictor", "set", "n", "balanced acc.", "accuracy", "MCC"):
+        table.add_column(col, justify="right" if col not in ("predictor", "set") else "left")
+    for predictor in ("roofline", "learned"):
+        for subset in ("all", "CUDA", "OMP"):
+            m = cv[predictor][subset]
+            table.add_row(
+                predictor,
+                subset,
+                str(m["n"]),
+                f"{m['balanced_accuracy']:.3f}",
+                f"{m['accuracy']:.3f}",
+                f"{m['mcc']:.3f}",
+            )
+    console.print(table)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to `app` (filled in by the owner of this area)."""
+    app.command("train")(train)

@@ -1,9 +1,17 @@
 """Predictors by name: `roofline` (analytic), `baseline` (learned), `llm`."""
+
 from __future__ import annotations
 
 from roofcast.predictors.base import LaunchContext, Predictor, Verdict
 
-__all__ = ["LaunchContext", "Predictor", "Verdict", "available", "default_predictor", "get_predictor"]
+__all__ = [
+    "LaunchContext",
+    "Predictor",
+    "Verdict",
+    "available",
+    "default_predictor",
+    "get_predictor",
+]
 
 
 def available() -> list[str]:

@@ -1,5 +1,6 @@
 """One protocol for every predictor (roofline rule, learned baseline, LLM), as kerncraft does
 for its performance models, so `analyze` and `evaluate` never special-case one."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

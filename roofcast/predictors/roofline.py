@@ -1,4 +1,5 @@
 """The analytic roofline rule, the same as the ground truth's, applied to static counts."""
+
 from __future__ import annotations
 
 import math
@@ -11,25 +12,47 @@ _LABEL = {"sp": "SP", "dp": "DP", "hp": "HP", "int": "INT"}
 RULE_CLASSES = ("sp", "dp", "int", "hp")
 
 
-def roofline_verdict(intensities: dict[str, float], gpu: GPU, predictor: str = "roofline") -> Verdict:
+def roofline_verdict(
+    intensities: dict[str, float], gpu: GPU, predictor: str = "roofline", moves_bytes: bool = True
+) -> Verdict:
     """compute when any class's intensity reaches its balance point, else bandwidth."""
     balance = gpu.balance_points
-    ratios = {
-        c: intensities.get(c, 0.0) / balance[c] for c in RULE_CLASSES if c in balance
-    }
+    ratios = {c: intensities.get(c, 0.0) / balance[c] for c in RULE_CLASSES if c in balance}
     if all(intensities.get(c, 0.0) == 0 for c in RULE_CLASSES):
-        return Verdict("unknown", "no arithmetic and no memory traffic counted", predictor,
-                       intensities=dict(intensities))
+        if not moves_bytes:
+            return Verdict(
+                "unknown",
+                "no arithmetic and no memory traffic counted",
+                predictor,
+                intensities=dict(intensities),
+            )
+        return Verdict(
+            "bandwidth",
+            "moves memory with no arithmetic counted (AI 0)",
+            predictor,
+            intensities=dict(intensities),
+            details={"class": "none", "ratio": 0.0},
+        )
     top = max(ratios, key=lambda c: ratios[c])
     ai = intensities.get(top, 0.0)
     shown = "inf (no DRAM bytes)" if math.isinf(ai) else f"{ai:.3g} {_UNITS[top]}"
     if ratios[top] >= 1:
         reason = f"{_LABEL[top]} AI {shown} >= balance {balance[top]:.3g}"
-        return Verdict("compute", reason, predictor, intensities=dict(intensities),
-                       details={"class": top, "ratio": ratios[top]})
+        return Verdict(
+            "compute",
+            reason,
+            predictor,
+            intensities=dict(intensities),
+            details={"class": top, "ratio": ratios[top]},
+        )
     reason = f"{_LABEL[top]} AI {shown} < balance {balance[top]:.3g} (closest class)"
-    return Verdict("bandwidth", reason, predictor, intensities=dict(intensities),
-                   details={"class": top, "ratio": ratios[top]})
+    return Verdict(
+        "bandwidth",
+        reason,
+        predictor,
+        intensities=dict(intensities),
+        details={"class": top, "ratio": ratios[top]},
+    )
 
 
 class RooflinePredictor:
@@ -38,7 +61,9 @@ class RooflinePredictor:
     name = "roofline"
 
     def predict(self, kernel, gpu: GPU, context: LaunchContext | None = None) -> Verdict:
-        verdict = roofline_verdict(kernel.resolved.intensities, gpu, self.name)
+        verdict = roofline_verdict(
+            kernel.resolved.intensities, gpu, self.name, moves_bytes=kernel.resolved.bytes > 0
+        )
         if kernel.resolved.defaults:
             shown = ", ".join(f"{k}={v}" for k, v in sorted(kernel.resolved.defaults.items())[:4])
             more = "..." if len(kernel.resolved.defaults) > 4 else ""

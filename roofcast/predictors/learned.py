@@ -1,0 +1,144 @@
+"""The learned baseline: gradient-boosted trees that predict each class's true arithmetic
+intensity (log10 ops per DRAM byte) from static features, then apply any GPU's balance points.
+
+The model is stored as plain arrays in gzipped JSON (not a pickle): it loads in any
+environment with numpy, offline, and its version stamp says what produced it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from roofcast.gpu_specs import GPU
+from roofcast.predictors.base import LaunchContext, Verdict
+from roofcast.predictors.learned_features import EPS_AI, FEATURE_NAMES, kernel_features
+
+MODEL_FORMAT = 1
+MODEL_CLASSES = ("sp", "dp", "int")
+_LABEL = {"sp": "SP", "dp": "DP", "int": "INT"}
+DEFAULT_MODEL = "baseline.json.gz"
+
+
+def packaged_model_path() -> Path:
+    return Path(str(resources.files("roofcast.predictors").joinpath("models", DEFAULT_MODEL)))
+
+
+@dataclass
+class Tree:
+    left: np.ndarray
+    right: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    value: np.ndarray
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        node = np.zeros(len(X), dtype=np.int64)
+        while True:
+            leaf = self.left[node] < 0
+            if leaf.all():
+                return self.value[node]
+            go_left = (
+                X[np.arange(len(X)), np.maximum(self.feature[node], 0)] <= self.threshold[node]
+            )
+            nxt = np.where(go_left, self.left[node], self.right[node])
+            node = np.where(leaf, node, nxt)
+
+
+@dataclass
+class Booster:
+    init: float
+    rate: float
+    trees: list[Tree]
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        out = np.full(len(X), self.init)
+        for tree in self.trees:
+            out += self.rate * tree.predict(X)
+        return out
+
+
+class LearnedPredictor:
+    """`baseline`: predicted true intensities vs the chosen GPU's balance points."""
+
+    name = "baseline"
+
+    def __init__(self, model: dict) -> None:
+        if model.get("format") != MODEL_FORMAT:
+            raise ValueError(f"model format {model.get('format')} is not {MODEL_FORMAT}; retrain")
+        if tuple(model["feature_names"]) != FEATURE_NAMES:
+            raise ValueError(
+                "model features differ from this roofcast's; retrain with `roofcast train`"
+            )
+        self.model = model
+        self.margin = float(model["margin"])
+        self.sigma = float(model.get("residual_sigma", 0.5))
+        self.boosters = {
+            cls: [
+                Booster(
+                    b["init"],
+                    b["rate"],
+                    [
+                        Tree(
+                            *(
+                                np.asarray(t[k])
+                                for k in ("left", "right", "feature", "threshold", "value")
+                            )
+                        )
+                        for t in b["trees"]
+                    ],
+                )
+                for b in model["models"][cls]
+            ]
+            for cls in MODEL_CLASSES
+        }
+
+    @classmethod
+    def load(cls, path: Path | str | None = None) -> LearnedPredictor:
+        target = Path(path) if path else packaged_model_path()
+        if not target.is_file():
+            raise FileNotFoundError(f"no learned model at {target}; run `roofcast train`")
+        opener = gzip.open if target.suffix == ".gz" else open
+        with opener(target, "rt", encoding="utf-8") as handle:
+            return cls(json.load(handle))
+
+    def predict_log_ai(self, X: np.ndarray) -> dict[str, np.ndarray]:
+        return {c: np.mean([b.predict(X) for b in self.boosters[c]], axis=0) for c in MODEL_CLASSES}
+
+    def predict(self, kernel, gpu: GPU, context: LaunchContext | None = None) -> Verdict:
+        x = np.nan_to_num(
+            np.asarray([kernel_features(kernel, gpu, context)], dtype=float),
+            posinf=30.0,
+            neginf=-30.0,
+        )
+        logs = {c: float(v[0]) for c, v in self.predict_log_ai(x).items()}
+        return self.verdict(logs, gpu, kernel.resolved.intensities)
+
+    def verdict(self, logs: dict[str, float], gpu: GPU, static: dict[str, float]) -> Verdict:
+        balance = gpu.balance_points
+        gaps = {
+            c: logs[c] - math.log10(balance[c]) - self.margin for c in MODEL_CLASSES if c in balance
+        }
+        top = max(gaps, key=lambda c: gaps[c])
+        predicted = {c: max(10**v - EPS_AI, 0.0) for c, v in logs.items()}
+        bound = "compute" if gaps[top] >= 0 else "bandwidth"
+        confidence = 0.5 * (1 + math.erf(abs(gaps[top]) / (self.sigma * math.sqrt(2))))
+        sign = ">=" if bound == "compute" else "<"
+        reason = (
+            f"learned: {_LABEL[top]} AI ~{predicted[top]:.3g} (static {static.get(top, 0):.3g}) "
+            f"{sign} balance {balance[top]:.3g}"
+        )
+        return Verdict(
+            bound,
+            reason,
+            self.name,
+            confidence=round(confidence, 3),
+            intensities={c: predicted[c] for c in MODEL_CLASSES},
+            details={"class": top, "log_gap": gaps[top]},
+        )

@@ -1,0 +1,154 @@
+"""Finding kernels: every way our fixtures write a `__global__` function, headers of the same
+tree, CRLF files, and the `__device__` call graph a kernel reaches."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from roofcast.analyzer import discover
+from roofcast.features import count_features
+
+FIXTURES = Path(__file__).resolve().parent / "data" / "analyzer" / "discovery"
+MULTI = FIXTURES / "multi.cu"
+HEADER = FIXTURES / "include" / "common.cuh"
+CHAIN = FIXTURES / "chain.cu"
+
+#: (name, line of the definition's first line) in multi.cu, checked by hand
+MULTI_KERNELS = [
+    ("plain", 5),
+    ("templated", 8),  # the `__global__` line after `template <...>`
+    ("c_linkage", 13),
+    ("c_block", 16),
+    ("in_namespace", 21),
+    ("behind_macro", 25),
+    ("bounded", 27),
+    ("split_signature", 29),
+]
+
+
+def kernels_of(paths: list[Path]) -> dict[tuple[str, str], object]:
+    found = discover(paths)
+    assert not found.problems, found.problems
+    return {(Path(k.file).name, k.name): k for k in found.kernels}
+
+
+def test_every_kernel_form_in_a_file_is_found_at_its_line():
+    found = discover([MULTI])
+    own = [(k.name, k.line) for k in found.kernels if Path(k.file).name == "multi.cu"]
+    assert own == MULTI_KERNELS
+    names = {k.name for k in found.kernels}
+    # a declaration, a __device__ function and host code are not kernels
+    assert not names & {"declared_only", "not_a_kernel", "host_launch", "scale2"}
+    assert all(k.language == "cuda" for k in found.kernels)
+
+
+def test_template_parameters_signature_and_launch_sites():
+    k = kernels_of([MULTI])
+    templated = k[("multi.cu", "templated")]
+    assert templated.template_params == ["T", "B"]
+    assert [(p.name, p.is_pointer) for p in templated.params] == [("a", True)]
+    split = k[("multi.cu", "split_signature")]
+    assert [(p.name, p.is_pointer) for p in split.params] == [("a", True), ("n", False)]
+    assert split.end_line == 34  # the closing brace
+    plain = k[("multi.cu", "plain")]
+    assert [(s.line, s.grid, s.block) for s in plain.launches] == [(42, "1", "32")]
+    assert "host_launch" in plain.host_context
+
+
+def test_kernels_behind_a_header_macro_see_the_headers_device_functions():
+    k = kernels_of([MULTI])
+    behind = k[("multi.cu", "behind_macro")]
+    assert behind.device_functions == ["scale2"]
+    fv = count_features(behind)
+    assert (fv.flops_sp, fv.load_bytes, fv.store_bytes) == (1, 4, 4)
+    # extern "C" kernel calling a header function that calls another
+    c_linkage = k[("multi.cu", "c_linkage")]
+    assert c_linkage.device_functions == ["twice_plus_one", "scale2"]
+    fv = count_features(c_linkage)
+    assert (fv.flops_sp, fv.load_bytes, fv.store_bytes) == (2, 4, 4)
+
+
+def test_kernels_in_an_included_header_are_reported_once():
+    alone = kernels_of([MULTI])
+    assert ("common.cuh", "header_kernel") in alone
+    folder = discover([FIXTURES])
+    names = [k.name for k in folder.kernels]
+    assert names.count("header_kernel") == 1
+    assert len(names) == len(set(zip(names, (k.line for k in folder.kernels), strict=True)))
+    assert {n for n, _ in MULTI_KERNELS} | {"header_kernel", "root", "child"} == set(names)
+
+
+def test_header_found_in_another_folder_of_the_tree(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "inc" / "helpers.cuh").write_text(
+        "#pragma once\n__device__ float halve(float v) { return v * 0.5f; }\n")
+    (tmp_path / "src" / "k.cu").write_text(
+        '#include "helpers.cuh"\n'
+        "__global__ void uses_helper(float* a) { a[threadIdx.x] = halve(a[threadIdx.x]); }\n")
+    found = discover([tmp_path])
+    assert [k.name for k in found.kernels] == ["uses_helper"]
+    assert found.kernels[0].device_functions == ["halve"]
+    assert count_features(found.kernels[0]).flops_sp == 1
+
+
+def test_crlf_files_give_the_same_kernels_lines_and_counts(tmp_path):
+    (tmp_path / "include").mkdir()
+    for source in (MULTI, HEADER):
+        target = tmp_path / source.relative_to(FIXTURES)
+        target.write_bytes(source.read_bytes().replace(b"\n", b"\r\n"))
+    assert b"\r\n" in (tmp_path / "multi.cu").read_bytes()
+    lf = discover([MULTI])
+    crlf = discover([tmp_path / "multi.cu"])
+    assert not crlf.problems
+    assert [(k.name, k.line, k.end_line) for k in crlf.kernels] == [
+        (k.name, k.line, k.end_line) for k in lf.kernels]
+    for a, b in zip(lf.kernels, crlf.kernels, strict=True):
+        fa, fb = count_features(a), count_features(b)
+        assert (fa.flops_sp, fa.int_ops, fa.load_bytes, fa.store_bytes) == (
+            fb.flops_sp, fb.int_ops, fb.load_bytes, fb.store_bytes), a.name
+        assert "\r" not in b.source
+
+
+def test_call_graph_closure_lists_device_functions_in_order():
+    k = kernels_of([CHAIN])
+    root = k[("chain.cu", "root")]
+    # breadth first from the kernel: its callees in call order, then theirs
+    assert root.device_functions == ["left", "right", "leaf"]
+    assert len(root.device_sources) == 3
+    for name, text in zip(root.device_functions, root.device_sources, strict=True):
+        assert f"float {name}(" in text
+    assert "unused" not in root.device_functions and "child" not in root.device_functions
+    fv = count_features(root)
+    # leaf inlined twice (1 each), left + and right - (1 each), l * r: 5 sp; x[i] loaded once
+    assert (fv.flops_sp, fv.load_bytes, fv.store_bytes) == (5, 4, 4)
+    assert fv.device_calls == 4
+
+
+@pytest.mark.parametrize("suffix", [".cu", ".cuh"])
+def test_several_kernels_per_file_sorted_by_line(tmp_path, suffix):
+    body = "".join(f"__global__ void k{i}(float* a) {{ a[{i}] = {i}.0f; }}\n\n" for i in range(5))
+    path = tmp_path / f"many{suffix}"
+    path.write_text(body)
+    found = discover([path])
+    assert [(k.name, k.line) for k in found.kernels] == [(f"k{i}", 2 * i + 1) for i in range(5)]
+
+
+def test_openmp_regions_are_named_by_function_and_pragma_line(tmp_path):
+    path = tmp_path / "omp.cpp"
+    path.write_text(
+        "void first(float* a, int n) {\n"
+        "  #pragma omp target teams distribute parallel for\n"
+        "  for (int i = 0; i < n; i++) a[i] = 0.0f;\n"
+        "  #pragma omp target update from(a[0:n])\n"
+        "  #pragma omp target teams loop\n"
+        "  for (int i = 0; i < n; i++) a[i] += 1.0f;\n"
+        "}\n"
+        "struct S { void method(float* a, int n) {\n"
+        "  #pragma omp target parallel for\n"
+        "  for (int i = 0; i < n; i++) a[i] = 2.0f;\n"
+        "} };\n"
+    )
+    found = discover([path])
+    assert [(k.name, k.line, k.language) for k in found.kernels] == [
+        ("first", 2, "openmp"), ("first", 5, "openmp"), ("method", 9, "openmp")]

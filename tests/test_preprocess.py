@@ -1,0 +1,282 @@
+"""The line-preserving preprocessor: macros expand, conditionals resolve, comments go, and every
+line stays where the file has it (reported lines are the file's lines)."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from roofcast.analyzer import discover
+from roofcast.analyzer.preprocess import (
+    collect_macros,
+    preprocess,
+    resolve_conditionals,
+    strip_comments,
+)
+from roofcast.features import count_features
+
+FIXTURES = Path(__file__).resolve().parent / "data" / "analyzer" / "preprocess"
+
+
+def expand(source: str, defined: dict[str, str] | None = None) -> list[str]:
+    source = textwrap.dedent(source)
+    out = preprocess(source, collect_macros(source), defined=defined or {})
+    lines = out.split("\n")
+    assert len(lines) == len(source.split("\n"))
+    return lines
+
+
+def squash(text: str) -> str:
+    return "".join(text.split())
+
+
+# --------------------------------------------------------------------------- macros
+
+
+def test_object_and_function_like_macros_expand_in_place():
+    lines = expand("""\
+        #define N 16
+        #define SQ(x) ((x) * (x))
+        int a = SQ(N);
+        int b = SQ(a + 1);
+        """)
+    assert lines[0] == "#define N 16"  # directives stay as written
+    assert squash(lines[2]) == "inta=((16)*(16));"
+    assert squash(lines[3]) == "intb=((a+1)*(a+1));"
+
+
+def test_nested_macros_expand_fully():
+    lines = expand("""\
+        #define W 8
+        #define IDX(i, j) ((i) * W + (j))
+        #define AT(a, i, j) a[IDX(i, j)]
+        float v = AT(buf, r, IDX(1, 2));
+        """)
+    assert squash(lines[3]) == "floatv=buf[((r)*8+(((1)*8+(2))))];"
+
+
+def test_multi_line_invocation_keeps_the_line_count():
+    lines = expand("""\
+        #define ADD3(a, b, c) ((a) + (b) + (c))
+        int s = ADD3(1,
+                     2,
+                     3);
+        int after = 4;
+        """)
+    assert squash(lines[1]) == "ints=((1)+(2)+(3))"
+    assert lines[2].strip() == "" and lines[3].strip() == ";"
+    assert lines[4] == "int after = 4;"
+
+
+def test_multi_line_define_with_continuations():
+    source = textwrap.dedent("""\
+        #define BODY(x) \\
+            ((x) * 2 + \\
+             1)
+        int y = BODY(3);
+        """)
+    assert collect_macros(source)["BODY"].params == ("x",)
+    lines = expand(source)
+    assert squash(lines[3]) == "inty=((3)*2+1);"
+
+
+def test_strings_and_char_literals_are_untouched():
+    lines = expand("""\
+        #define N 16
+        #define F(x) x + 1
+        const char* s = "N F(2) // not a comment";
+        char c = 'N';
+        int n = N;
+        """)
+    assert lines[2] == 'const char* s = "N F(2) // not a comment";'
+    assert lines[3] == "char c = 'N';"
+    assert lines[4] == "int n = 16;"
+
+
+def test_stringify_and_token_paste():
+    lines = expand("""\
+        #define STR(x) #x
+        #define CAT(a, b) a##b
+        #define DECL(t, n) t CAT(var_, n) = n
+        const char* s = STR(hello);
+        DECL(int, 3);
+        """)
+    assert squash(lines[3]) == 'constchar*s="hello";'
+    assert squash(lines[4]) == "intvar_3=3;"
+
+
+def test_variadic_and_self_referencing_macros():
+    lines = expand("""\
+        #define LOG(fmt, ...) printf(fmt, __VA_ARGS__)
+        #define foo foo + 1
+        #define A B
+        #define B A
+        LOG("%d %d", x, y);
+        int z = foo;
+        int w = A;
+        """)
+    assert squash(lines[4]) == 'printf("%d%d",x,y);'
+    assert squash(lines[5]) == "intz=foo+1;"  # no infinite expansion
+    assert squash(lines[6]) == "intw=A;"
+
+
+def test_function_like_macro_name_without_arguments_is_left_alone():
+    lines = expand("""\
+        #define F(x) ((x) + 1)
+        int (*p)(int) = F;
+        int q = F (2);
+        """)
+    assert squash(lines[1]) == "int(*p)(int)=F;"
+    assert squash(lines[2]) == "intq=((2)+1);"
+
+
+# --------------------------------------------------------------------------- comments
+
+
+def test_comments_are_stripped_and_lines_kept():
+    source = 'a = "//x" + 1; // gone\nb = \'/\'; /* one\ntwo */ c;\nd; /* x */ /* y */ e;'
+    out = strip_comments(source)
+    # comments become spaces of the same length: columns and lines do not move
+    assert [len(line) for line in out.split("\n")] == [len(line) for line in source.split("\n")]
+    assert [line.split() for line in out.split("\n")] == [
+        ["a", "=", '"//x"', "+", "1;"], ["b", "=", "'/';"], ["c;"], ["d;", "e;"]]
+    assert "gone" not in out and "one" not in out
+
+
+# --------------------------------------------------------------------------- conditionals
+
+CONDITIONALS = """\
+#if 0
+int dead = 1;
+#else
+int alive = 1;
+#endif
+#ifdef SOME_UNKNOWN_FLAG
+int first_arm = 1;
+#else
+int second_arm = 1;
+#endif
+#if defined(MODE) && MODE == 2
+int mode_two = 1;
+#elif defined(MODE)
+int mode_other = 1;
+#else
+int no_mode = 1;
+#endif
+#ifdef __CUDACC__
+int cuda = 1;
+#endif
+#ifndef __HIPCC__
+int not_hip = 1;
+#endif
+#if 1
+#if 0
+int nested_dead = 1;
+#endif
+int nested_alive = 1;
+#endif
+"""
+
+
+def kept(defined: dict[str, str]) -> set[str]:
+    out = resolve_conditionals(CONDITIONALS, defined)
+    assert len(out.split("\n")) == len(CONDITIONALS.split("\n"))
+    assert "#" not in out  # the directives become empty lines
+    return {line.split()[1] for line in out.split("\n") if line.strip()}
+
+
+def test_if_zero_and_compiler_builtins_decide():
+    names = kept({})
+    assert "alive" in names and "dead" not in names
+    assert {"cuda", "not_hip", "nested_alive"} <= names and "nested_dead" not in names
+
+
+def test_undecidable_condition_keeps_the_first_arm():
+    names = kept({})
+    assert "first_arm" in names and "second_arm" not in names
+    assert "mode_two" in names and not {"mode_other", "no_mode"} & names
+
+
+@pytest.mark.parametrize(("defined", "arm"), [
+    ({"MODE": "2"}, "mode_two"),
+    ({"MODE": "3"}, "mode_other"),
+    ({"SOME_UNKNOWN_FLAG": "1"}, "first_arm"),
+])
+def test_user_define_decides_the_arm(defined, arm):
+    names = kept(defined)
+    assert arm in names
+    assert len(names & {"mode_two", "mode_other", "no_mode"}) == 1
+
+
+def test_define_selects_the_typedef_a_kernel_counts_with(tmp_path):
+    source = textwrap.dedent("""\
+        #ifdef USE_FLOAT
+        typedef float scalar_t;
+        #else
+        typedef double scalar_t;
+        #endif
+        __global__ void square(const scalar_t* x, scalar_t* y) {
+          int i = threadIdx.x;
+          y[i] = x[i] * x[i];
+        }
+        """)
+    path = tmp_path / "k.cu"
+    path.write_text(source)
+    as_float = count_features(discover([path], {"USE_FLOAT": "1"}).kernels[0], {"USE_FLOAT": "1"})
+    assert (as_float.flops_sp, as_float.flops_dp, as_float.load_bytes) == (1, 0, 4)
+
+
+def test_the_files_own_define_decides_the_arm(tmp_path):
+    path = tmp_path / "k.cu"
+    path.write_text(textwrap.dedent("""\
+        #define USE_DOUBLE 0
+        #if USE_DOUBLE
+        typedef double scalar_t;
+        #else
+        typedef float scalar_t;
+        #endif
+        __global__ void square(const scalar_t* x, scalar_t* y) {
+          int i = threadIdx.x;
+          y[i] = x[i] * x[i];
+        }
+        """))
+    fv = count_features(discover([path]).kernels[0])
+    assert (fv.flops_sp, fv.flops_dp, fv.load_bytes) == (1, 0, 4)
+
+
+# --------------------------------------------------------------------------- through discovery
+
+
+def test_openmp_pragma_inside_ifdef_attaches_to_the_following_loop():
+    found = discover([FIXTURES / "guarded_pragma.cpp"])
+    assert [(k.name, k.line) for k in found.kernels] == [("guarded", 6), ("guarded_else", 17)]
+    for kernel in found.kernels:
+        fv = count_features(kernel)
+        assert (fv.flops_sp, fv.load_bytes, fv.store_bytes) == (1, 4, 4)
+
+
+def test_reported_lines_are_the_files_lines_after_macro_expansion():
+    path = FIXTURES / "macro_lines.cu"
+    lines = path.read_text().split("\n")
+    found = discover([path])
+    assert [k.name for k in found.kernels] == ["after_macros", "declared_by_macro"]
+    for kernel in found.kernels:
+        # the line the tool reports is where the kernel's name stands in the file
+        assert kernel.name in lines[kernel.line - 1], (kernel.name, kernel.line)
+    after = found.kernels[0]
+    fv = count_features(after)
+    while_line = next(i + 1 for i, line in enumerate(lines) if "while (" in line)
+    assert {s.name for s in fv.flops_sp.free_symbols} == {f"trip_L{while_line}"}
+    # IDX(threadIdx.x, 0) expands to ((threadIdx.x) * 16 + (0)): 2 integer ops
+    assert fv.int_ops == 2
+    assert (fv.load_bytes, fv.store_bytes) == (4, 4)
+    # the kernel's display source is the file as written: macros unexpanded
+    assert "IDX(threadIdx.x," in after.source
+
+
+def test_accessor_macros_expose_memory_traffic():
+    found = discover([FIXTURES / "macro_lines.cu"])
+    fv = count_features(found.kernels[1])
+    # A(r, c) is a[(r) * 16 + (c)]: 4 reads of distinct elements and one write, floats
+    assert (fv.load_bytes, fv.store_bytes) == (16, 4)
+    assert fv.flops_sp == 3
