@@ -8,7 +8,7 @@ from functools import cache
 import networkx as nx
 import tree_sitter
 from roofcast.analyzer.context import Context
-from roofcast.analyzer.hostvalues import bind_call
+from roofcast.analyzer.hostvalues import bind_call, caller_bindings, device_allocations
 from roofcast.analyzer.index import FileIndex, FunctionInfo
 from roofcast.analyzer.model import KernelIR, LaunchSite, Param
 from roofcast.analyzer.parsing import language, node_text
@@ -146,7 +146,9 @@ def launch_map(indices: list[FileIndex]) -> LaunchMap:
     return launches
 
 
-def kernels_in(index: FileIndex, context: Context, launches: LaunchMap) -> list[KernelIR]:
+def kernels_in(
+    index: FileIndex, context: Context, launches: LaunchMap, calls: dict | None = None
+) -> list[KernelIR]:
     kernels = []
     for fn in index.functions:
         if not fn.is_kernel:
@@ -155,12 +157,18 @@ def kernels_in(index: FileIndex, context: Context, launches: LaunchMap) -> list[
         closure = device_closure(fn, context)
         sites = launches.get(fn.bare_name, [])
         host = ""
+        footprint = ""
         bindings: dict[str, str] = {}
         if sites:
             call = sites[0][1]
             host_fn = _enclosing_function(call)
             host = node_text(host_fn)[:MAX_HOST_CONTEXT_CHARS] if host_fn is not None else ""
             args = call.child_by_field_name("arguments")
+            outer = {}
+            if host_fn is not None:
+                host_params = [p.name for p in parameters(host_fn)]
+                if host_params:
+                    outer = caller_bindings(host_fn, host_params, calls, "cuda")
             if host_fn is not None and args is not None:
                 bindings = bind_call(
                     [p.name for p in params],
@@ -168,7 +176,11 @@ def kernels_in(index: FileIndex, context: Context, launches: LaunchMap) -> list[
                     host_fn,
                     "cuda",
                     call.start_byte,
+                    outer,
                 )
+            if host_fn is not None:
+                allocated = device_allocations(host_fn, "cuda", outer)
+                footprint = str(allocated) if allocated is not None else ""
         kernels.append(
             KernelIR(
                 name=fn.bare_name,
@@ -185,6 +197,7 @@ def kernels_in(index: FileIndex, context: Context, launches: LaunchMap) -> list[
                 launches=[s for s, _ in sites],
                 host_context=host,
                 host_bindings=bindings,
+                footprint=footprint,
                 ast=fn.node,
                 context=context,
             )

@@ -179,7 +179,12 @@ def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) ->
                 continue
             if source_index.grammar == "cuda":
                 found.extend(
-                    cuda.kernels_in(source_index, context, launches_near(source_index.path))
+                    cuda.kernels_in(
+                        source_index,
+                        context,
+                        launches_near(source_index.path),
+                        calls_near(source_index.path),
+                    )
                 )
             owner = None
             if source_index is not index:

@@ -75,8 +75,10 @@ def _defs_query(grammar: str) -> tree_sitter.Query:
 class HostScope:
     """Definitions of one host function, searched backwards from a call."""
 
-    def __init__(self, func: tree_sitter.Node, grammar: str) -> None:
+    def __init__(self, func: tree_sitter.Node, grammar: str,
+                 outer: dict[str, sympy.Expr] | None = None) -> None:
         self.func = func
+        self.outer = outer or {}  # the function's own parameters, as its caller passed them
         self.defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
         body = func.child_by_field_name("body")
         if body is None:
@@ -112,7 +114,7 @@ class HostScope:
             earlier = [v for start, v in self.defs.get(name, []) if start < before]
             if earlier:
                 return self.value(earlier[-1], earlier[-1].start_byte, depth + 1)
-            return None
+            return self.outer.get(name)
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
             words = node_text(inner).replace("*", " * ").split() if inner is not None else []
@@ -157,10 +159,15 @@ class HostScope:
 
 
 def bind_call(
-    params: list[str], args: list[tree_sitter.Node], caller: tree_sitter.Node, grammar: str, at: int
+    params: list[str],
+    args: list[tree_sitter.Node],
+    caller: tree_sitter.Node,
+    grammar: str,
+    at: int,
+    outer: dict[str, sympy.Expr] | None = None,
 ) -> dict[str, str]:
     """Kernel/function parameter -> its value at this call, as a sympy expression string."""
-    scope = HostScope(caller, grammar)
+    scope = HostScope(caller, grammar, outer)
     out: dict[str, str] = {}
     for name, arg in zip(params, args, strict=False):
         if not name:
@@ -180,3 +187,102 @@ def exe_arg_values(exe_args: str) -> dict[str, float]:
         except ValueError:
             continue
     return values
+
+
+_ALLOCATORS = {"cudaMalloc", "cudaMallocManaged", "hipMalloc", "hipMallocManaged",
+               "cudaMallocPitch", "omp_target_alloc", "sycl::malloc_device"}
+_MAP_SECTION = re.compile(r"([A-Za-z_]\w*)\s*\[\s*([^\]:]*)\s*:\s*([^\]]+)\]")
+
+
+@cache
+def _calls_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(language(grammar), "(call_expression) @c")
+
+
+def device_allocations(func: tree_sitter.Node, grammar: str,
+                       outer: dict[str, sympy.Expr] | None = None) -> sympy.Expr | None:
+    """Bytes a host function allocates on the device (cudaMalloc & co.): the data footprint."""
+    scope = HostScope(func, grammar, outer)
+    total = sympy.Integer(0)
+    found = False
+    for call in tree_sitter.QueryCursor(_calls_query(grammar)).captures(func).get("c", []):
+        name = node_text(call.child_by_field_name("function")).split("::")[-1]
+        if name not in _ALLOCATORS:
+            continue
+        args = call.child_by_field_name("arguments")
+        items = list(args.named_children) if args is not None else []
+        position = 0 if name == "omp_target_alloc" else 1
+        size_arg = items[position] if len(items) > position else None
+        value = scope.value(size_arg, call.start_byte)
+        if value is not None:
+            total += value
+            found = True
+    return total if found else None
+
+
+def mapped_bytes(pragmas: list[str], func: tree_sitter.Node, grammar: str, at: int,
+                 element_bytes: int = 4) -> sympy.Expr | None:
+    """Bytes named by OpenMP `map(...)` array sections (`a[0:n]`), each array once."""
+    from roofcast.analyzer.parsing import parse
+
+    scope = HostScope(func, grammar)
+    sizes: dict[str, sympy.Expr] = {}
+    for text in pragmas:
+        if "map" not in text:
+            continue
+        for name, _low, length in _MAP_SECTION.findall(text):
+            tree = parse(f"int __roofcast = ({length});", "cpp")
+            decl = tree.root_node.named_children[0] if tree.root_node.named_children else None
+            init = None
+            for d in decl.children_by_field_name("declarator") if decl is not None else []:
+                init = d.child_by_field_name("value")
+            value = _value_in(scope, init, at)
+            if value is not None:
+                sizes.setdefault(name, value * element_bytes)
+    return sympy.Add(*sizes.values()) if sizes else None
+
+
+def _value_in(scope: HostScope, node: tree_sitter.Node | None, at: int) -> sympy.Expr | None:
+    """Evaluate a snippet's expression against the scope's definitions (by name)."""
+    if node is None:
+        return None
+    if node.type == "identifier":
+        name = node_text(node)
+        earlier = [v for start, v in scope.defs.get(name, []) if start < at]
+        return scope.value(earlier[-1], earlier[-1].start_byte) if earlier else None
+    if node.type == "binary_expression":
+        a = _value_in(scope, node.child_by_field_name("left"), at)
+        b = _value_in(scope, node.child_by_field_name("right"), at)
+        op = node_text(node.child_by_field_name("operator"))
+        if a is None or b is None:
+            return None
+        return {"+": a + b, "-": a - b, "*": a * b}.get(op, a / b if op == "/" and b != 0 else None)
+    if node.type == "parenthesized_expression" and node.named_children:
+        return _value_in(scope, node.named_children[0], at)
+    return scope.value(node, at)
+
+
+def caller_bindings(
+    func: tree_sitter.Node, params: list[str], calls: dict | None, grammar: str
+) -> dict[str, sympy.Expr]:
+    """A host helper's parameters as its first caller passes them (one level up)."""
+    from roofcast.analyzer.index import function_name
+
+    name = (function_name(func) or "").split("::")[-1]
+    for call, call_grammar in (calls or {}).get(name, []):
+        caller = call.parent
+        while caller is not None and caller.type != "function_definition":
+            caller = caller.parent
+        args = call.child_by_field_name("arguments")
+        if caller is None or caller is func or args is None:
+            continue
+        if len(args.named_children) != len(params):
+            continue
+        scope = HostScope(caller, call_grammar)
+        out = {}
+        for pname, arg in zip(params, args.named_children, strict=False):
+            value = scope.value(arg, call.start_byte)
+            if pname and value is not None:
+                out[pname] = value
+        return out
+    return {}

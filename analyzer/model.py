@@ -60,6 +60,9 @@ class KernelIR:
     #: parameter (or OpenMP host local) -> its value at the call site, as a sympy expression
     #: over constants and `argv_k` (the program's k-th command-line argument)
     host_bindings: dict[str, str] = field(default_factory=dict)
+    #: device data footprint in bytes from host code (allocations, map clauses), as a
+    #: sympy expression string over constants and argv_k; "" when not found
+    footprint: str = ""
     #: OpenMP: number of loops merged by collapse(n) into the work-shared iteration space.
     collapse: int = 0
     ast: Any = field(default=None, repr=False, compare=False)

@@ -102,6 +102,22 @@ def _call_bindings(
     return {}
 
 
+def _footprint(index: FileIndex, func: tree_sitter.Node, pragma: tree_sitter.Node,
+               limit: int | None) -> str:
+    """Bytes in the map clauses of this region and of the target data regions around it."""
+    from roofcast.analyzer.hostvalues import mapped_bytes
+
+    texts = [node_text(pragma)]
+    if limit is None:
+        texts += [
+            node_text(p)
+            for p in index.pragmas
+            if func.start_byte <= p.start_byte < pragma.start_byte and "target" in node_text(p)
+        ]
+    value = mapped_bytes(texts, func, index.grammar, pragma.start_byte if limit is None else limit)
+    return str(value) if value is not None else ""
+
+
 def regions_in(
     index: FileIndex, context: Context, owner: Owner | None = None, calls: CallMap | None = None
 ) -> list[KernelIR]:
@@ -137,6 +153,7 @@ def regions_in(
                 collapse=collapse,
                 template_params=template_params(func),
                 host_bindings=_call_bindings(func, name, calls, index.grammar),
+                footprint=_footprint(index, func, pragma, limit),
                 host_context=(
                     index.display(func.start_point[0] + 1, func.end_point[0] + 1)
                     if limit is None

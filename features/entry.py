@@ -40,6 +40,11 @@ _WORKSHARE = {"distribute", "for", "loop"}
 def count_features(ir: KernelIR, defines: Mapping[str, str] | None = None) -> FeatureVector:
     """Per-thread (CUDA) or per-iteration (OpenMP) counts of one kernel; see docs/counting.md."""
     counter = KernelCounter(ir, defines or {})
+    if ir.footprint:
+        try:
+            counter.fv.footprint = sympy.sympify(ir.footprint, locals=_ARGV_LOCALS)
+        except (sympy.SympifyError, TypeError, ValueError):
+            counter.fv.footprint = None
     for name, text in ir.host_bindings.items():
         try:
             counter.fv.host_bindings[name] = sympy.sympify(text, locals=_ARGV_LOCALS)

@@ -216,6 +216,10 @@ def resolve_counts(
     else:
         exprs["threads"] = sympy.Mul(*(symbol(n) for n in DEFAULT_LAUNCH))
     bound = {k: substitute(e, values) for k, e in exprs.items()}
+    footprint = 0.0
+    if fv.footprint is not None:
+        resolved_fp = substitute(substitute(fv.footprint, host_values), values)
+        footprint = _number(resolved_fp) if not resolved_fp.free_symbols else 0.0
     unbound: set[str] = set()
     for e in bound.values():
         unbound |= {s.name for s in e.free_symbols}
@@ -250,7 +254,7 @@ def resolve_counts(
             for n, v in defaults.items()
             if _used_in_counts(fv, n) or n.startswith("trip_L") or fv.work_items is not None
         },
-        structure={k: numbers[k] for k in STRUCTURE_FIELDS},
+        structure={**{k: numbers[k] for k in STRUCTURE_FIELDS}, "footprint_bytes": footprint},
     )
 
 

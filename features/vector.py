@@ -77,6 +77,8 @@ class FeatureVector:
     templated: bool = False
     #: symbol -> value from host code (over constants and argv_k); see analyzer/hostvalues.py
     host_bindings: dict[str, sympy.Expr] = field(default_factory=dict)
+    #: device data footprint (bytes) from host code, over constants and argv_k
+    footprint: sympy.Expr | None = None
     #: OpenMP: iterations of the collapsed work-shared loop nest (the thread grid); None for CUDA.
     work_items: sympy.Expr | None = None
     unparsed_regions: int = 0

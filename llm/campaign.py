@@ -133,28 +133,28 @@ def run_items(
         tally.add(item.answer)
         return item
 
-    done = 0
     with bar:
         task = bar.add_task(label, total=len(todo), stats=tally.text())
-        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
+        try:
             futures = {pool.submit(work, item) for item in todo}
             while futures:
                 finished, futures = wait(futures, return_when=FIRST_EXCEPTION)
                 for future in finished:
                     exc = future.exception()
                     if isinstance(exc, EndpointError):
-                        stop.set()
-                        for other in futures:
-                            other.cancel()
                         answered = sum(1 for i in todo if i.answer is not None)
                         raise CampaignAborted(str(exc), answered)
                     if exc is not None:
-                        stop.set()
-                        for other in futures:
-                            other.cancel()
                         raise exc
-                    done += 1
                     bar.update(task, advance=1, stats=tally.text())
+        except BaseException:
+            # stop at once (Ctrl-C, a dead endpoint): queued kernels are dropped, requests in
+            # flight finish and store their answers
+            stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
     return list(items)
 
 

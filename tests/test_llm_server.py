@@ -290,3 +290,19 @@ def test_replay_of_an_empty_store_reports_missing_answers(toy: tuple[Path, Path]
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["missing"] == len(ROWS) and summary["answered"] == 0
+
+
+def test_export_finetune_writes_chat_jsonl(toy: tuple[Path, Path], tmp_path: Path) -> None:
+    manifest, sources = toy
+    out = tmp_path / "train.jsonl"
+    done = _run_cli("llm", "export-finetune", "-m", str(manifest), "-s", str(sources),
+                    "-o", str(out), "--budget", "200")
+    assert done.returncode == 0, done.stderr
+    assert "wrote 3 examples" in done.stdout
+    assert "at least 10" in done.stderr  # OpenAI's minimum, said as a warning
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["messages"][-1]["content"] for r in records] == [label for *_, label in ROWS]
+    for record in records:
+        system, user, _ = record["messages"]
+        assert system["role"] == "system" and "streaming" not in user["content"]  # no comments
+        assert "Kernel `" in user["content"] and str(tmp_path) not in user["content"]

@@ -66,7 +66,9 @@ def _print_cv(cv: dict, console: Console) -> None:
     for col in ("predictor", "set", "n", "balanced acc.", "accuracy", "MCC"):
         table.add_column(col, justify="right" if col not in ("predictor", "set") else "left")
     for predictor in ("roofline", "learned"):
-        for subset in ("all", "CUDA", "OMP"):
+        for subset in ("all", "CUDA", "OMP", "balanced_340"):
+            if subset not in cv[predictor]:
+                continue
             m = cv[predictor][subset]
             table.add_row(
                 predictor,

@@ -123,6 +123,7 @@ def kernel_features(result: KernelResult, gpu: GPU, context: LaunchContext | Non
         s.get("bytes_broadcast", 0.0),
     )
     dram = dram_bytes_estimate(private, partial, broadcast)
+    footprint = s.get("footprint_bytes", 0.0)
     values = {
         "log_flops_sp": _log(r.flops["sp"]),
         "log_flops_dp": _log(r.flops["dp"]),
@@ -180,5 +181,13 @@ def kernel_features(result: KernelResult, gpu: GPU, context: LaunchContext | Non
             s.get("atomics", 0) / max(1.0, s.get("loads", 0) + s.get("stores", 0))
         ),
         "log_special_dp": _log(sum(v for k, v in r.special.items() if k.endswith(".dp"))),
+        "has_footprint": float(footprint > 0),
+        "log_footprint": _log(footprint),
+        "log_fp_over_l2": (
+            math.log10((footprint + 1.0) / max(gpu.l2_bytes, 1.0)) if footprint else 0.0
+        ),
+        "log_ai_sp_fp": _log_ai(r.flops["sp"] * threads / footprint) if footprint else -4.0,
+        "log_ai_dp_fp": _log_ai(r.flops["dp"] * threads / footprint) if footprint else -4.0,
+        "log_ai_int_fp": _log_ai(r.flops["int"] * threads / footprint) if footprint else -4.0,
     }
     return [float(values[name]) for name in FEATURE_NAMES]

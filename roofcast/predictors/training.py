@@ -37,13 +37,14 @@ class Dataset:
     groups: np.ndarray
     languages: np.ndarray
     skipped: list[str] = field(default_factory=list)
+    rows: list = field(default_factory=list)  # the manifest rows behind X, in order
 
 
 def build_dataset(rows: Sequence, sources, gpu: GPU, progress: bool = False) -> Dataset:
     """Analyze every manifest row (matching as `evaluate` does) and collect features."""
     from roofcast.evaluation import analyze_rows, launch_context
 
-    features, targets, labels, groups, languages, skipped = [], [], [], [], [], []
+    features, targets, labels, groups, languages, skipped, used = [], [], [], [], [], [], []
     for outcome in analyze_rows(rows, sources, gpu, None, None, progress=progress):
         row = outcome.row
         if outcome.result is None:
@@ -59,6 +60,7 @@ def build_dataset(rows: Sequence, sources, gpu: GPU, progress: bool = False) -> 
         labels.append(1 if row.label == "compute" else 0)
         groups.append(row.family)
         languages.append(row.language)
+        used.append(row)
     X = np.nan_to_num(np.asarray(features, dtype=float), posinf=30.0, neginf=-30.0)
     return Dataset(
         X,
@@ -67,6 +69,7 @@ def build_dataset(rows: Sequence, sources, gpu: GPU, progress: bool = False) -> 
         np.asarray(groups),
         np.asarray(languages),
         skipped,
+        used,
     )
 
 
@@ -106,11 +109,19 @@ def cross_validate(data: Dataset, gpu: GPU, seed: int, folds: int = 5) -> tuple[
     static_predicted = _decide(static - MARGIN, gpu)
     names = np.array(["compute", "bandwidth"])
 
+    from roofcast.evaluation.sampling import balanced_sample
+
+    chosen = {r.index for r in balanced_sample(data.rows)} if data.rows else set()
+    in_balanced = np.array([r.index in chosen for r in data.rows], dtype=bool)
+
     def scores(pred: np.ndarray) -> dict:
         out = {"all": label_metrics(names[1 - data.labels], names[1 - pred])}
         for lang in ("CUDA", "OMP"):
             mask = data.languages == lang
             out[lang] = label_metrics(names[1 - data.labels[mask]], names[1 - pred[mask]])
+        if in_balanced.any():  # the paper's 340-kernel protocol, on the same CV predictions
+            out["balanced_340"] = label_metrics(names[1 - data.labels[in_balanced]],
+                                                names[1 - pred[in_balanced]])
         return out
 
     sigma = float(np.std(P - data.Y))
