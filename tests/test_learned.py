@@ -1,5 +1,6 @@
 """The learned baseline: exported trees equal scikit-learn's, verdicts follow the GPU's balance
 points, the packaged model loads offline, and `roofcast train` retrains reproducibly."""
+
 from __future__ import annotations
 
 import gzip
@@ -72,7 +73,9 @@ def test_packaged_model_is_stamped_and_analyze_uses_it():
     assert stamp["cross_validation"]["learned"]["all"]["n"] > 1000
     report = analyze_paths([ROOT / "kernels" / "cuda" / "streaming.cu"], load_gpu("h100"))
     verdicts = [k.verdict for k in report.kernels]
-    assert verdicts and all(v.predictor == "baseline" and v.confidence is not None for v in verdicts)
+    assert verdicts and all(
+        v.predictor == "baseline" and v.confidence is not None for v in verdicts
+    )
     # streaming kernels move bytes and barely compute: bandwidth-bound on any GPU
     assert all(v.bound == "bandwidth" for v in verdicts)
 
@@ -80,9 +83,22 @@ def test_packaged_model_is_stamped_and_analyze_uses_it():
 def test_train_cli_refuses_too_little_data(tmp_path):
     out = tmp_path / "model.json.gz"
     proc = subprocess.run(
-        [sys.executable, "-m", "roofcast.cli", "train", "--manifest", str(EVAL / "manifest.csv"),
-         "--sources", str(EVAL / "src"), "-o", str(out), "--no-cv"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "roofcast.cli",
+            "train",
+            "--manifest",
+            str(EVAL / "manifest.csv"),
+            "--sources",
+            str(EVAL / "src"),
+            "-o",
+            str(out),
+            "--no-cv",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("roofcast: error: too little data")
@@ -93,8 +109,19 @@ def test_train_cli_bad_manifest_is_one_line(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("target,kernel\nx,y\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "roofcast.cli", "train", "--manifest", str(bad), "--sources", str(EVAL / "src")],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "roofcast.cli",
+            "train",
+            "--manifest",
+            str(bad),
+            "--sources",
+            str(EVAL / "src"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
