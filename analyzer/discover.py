@@ -9,13 +9,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
+import tree_sitter
 from roofcast.analyzer import cuda, openmp
 from roofcast.analyzer.context import Context
 from roofcast.analyzer.index import FileIndex, build_index
 from roofcast.analyzer.model import FileProblem, KernelIR
-from roofcast.analyzer.parsing import parse
+from roofcast.analyzer.parsing import language, node_text, parse
 from roofcast.analyzer.preprocess import Macro, collect_macros, includes, preprocess, strip_comments
 from roofcast.analyzer.sources import (
     KERNEL_SUFFIXES,
@@ -234,22 +236,19 @@ def _may_hold_kernels(path: Path) -> bool:
     return False
 
 
+@cache
+def _call_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(
+        language(grammar), "(call_expression function: [(identifier) (template_function)] @f) @c"
+    )
+
+
 def call_map(indices: list[FileIndex]) -> openmp.CallMap:
-    from functools import cache as _cache
-
-    import tree_sitter
-    from roofcast.analyzer.parsing import language, node_text
-
-    @_cache
-    def query(grammar: str) -> tree_sitter.Query:
-        return tree_sitter.Query(
-            language(grammar),
-            "(call_expression function: [(identifier) (template_function)] @f) @c",
-        )
-
+    """Function name -> its plain call sites (and their grammar), over the given files."""
     calls: openmp.CallMap = {}
     for index in indices:
-        for _, caps in tree_sitter.QueryCursor(query(index.grammar)).matches(index.tree.root_node):
+        cursor = tree_sitter.QueryCursor(_call_query(index.grammar))
+        for _, caps in cursor.matches(index.tree.root_node):
             fn, call = caps.get("f"), caps.get("c")
             if not fn or not call:
                 continue

@@ -60,7 +60,8 @@ def substitute(expr: sympy.Expr, values: Mapping[str, float]) -> sympy.Expr:
     if not isinstance(expr, sympy.Basic):
         return sympy.sympify(expr)
     subs = {s: values[s.name] for s in expr.free_symbols if s.name in values}
-    return expr.subs(subs) if subs else expr
+    # xreplace: a structural swap, many times faster than subs and enough for numbers
+    return expr.xreplace({s: sympy.sympify(v) for s, v in subs.items()}) if subs else expr
 
 
 MAX_COUNT = 1e18  # beyond any real kernel: a runaway symbolic product, clamped
