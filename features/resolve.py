@@ -255,7 +255,7 @@ def resolve_counts(
             for n, v in defaults.items()
             if _used_in_counts(fv, n) or n.startswith("trip_L") or fv.work_items is not None
         },
-        structure={**{k: numbers[k] for k in STRUCTURE_FIELDS}, "footprint_bytes": footprint},
+        structure={**{k: numbers[k] for k in STRUCTURE_FIELDS}, "footprint": footprint},
     )
 
 

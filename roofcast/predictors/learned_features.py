@@ -123,7 +123,7 @@ def kernel_features(result: KernelResult, gpu: GPU, context: LaunchContext | Non
         s.get("bytes_broadcast", 0.0),
     )
     dram = dram_bytes_estimate(private, partial, broadcast)
-    footprint = s.get("footprint_bytes", 0.0)
+    footprint = s.get("footprint", 0.0)
     values = {
         "log_flops_sp": _log(r.flops["sp"]),
         "log_flops_dp": _log(r.flops["dp"]),
