@@ -403,26 +403,28 @@ class KernelCounter:
             self.array_indices[(alias, key_ctx)].add(index_text)
             if any(self._is_loaded(i) for i in indices):
                 self.fv.indirect_accesses += 1
-            state = self.access_state.setdefault(key, set())
-            prefix = "shared_" if space == "shared" else ""
-            sharing = f"bytes_{self.sharing(names)}"
-            if read and not state:
-                self.add(f"{prefix}load_bytes", size, key_ctx)
-                if not prefix:
-                    self.add("loads", 1, key_ctx)
-                    self.add(sharing, size, key_ctx)
-                    if self.rare_depth:
-                        self.add("bytes_rare", size, key_ctx)
-                state.add("load")
-            if write and "store" not in state:
-                self.add(f"{prefix}store_bytes", size, key_ctx)
-                if not prefix:
-                    self.add("stores", 1, key_ctx)
-                    self.add(sharing, size, key_ctx)
-                    if self.rare_depth:
-                        self.add("bytes_rare", size, key_ctx)
-                state.add("store")
+            self.record_access(key, size, read, write, names)
         return element_for_return
+
+    def record_access(
+        self, key: tuple, size: int, read: bool, write: bool, names: set[str]
+    ) -> None:
+        """First read of an element is a load, a write a store (once), a read after either free."""
+        space, key_ctx = key[0], key[-1]
+        state = self.access_state.setdefault(key, set())
+        prefix = "shared_" if space == "shared" else ""
+        sharing = f"bytes_{self.sharing(names)}"
+        todo = (("load", read, not state), ("store", write, "store" not in state))
+        for kind, wanted, fresh in todo:
+            if not (wanted and fresh):
+                continue
+            self.add(f"{prefix}{kind}_bytes", size, key_ctx)
+            if not prefix:
+                self.add(f"{kind}s", 1, key_ctx)
+                self.add(sharing, size, key_ctx)
+                if self.rare_depth:
+                    self.add("bytes_rare", size, key_ctx)
+            state.add(kind)
 
     def _is_loaded(self, node: tree_sitter.Node) -> bool:
         stack = [node]
@@ -821,19 +823,9 @@ class KernelCounter:
                 " ".join(node_text(index).split()) if index is not None else "0",
                 key_ctx,
             )
-            state = self.access_state.setdefault(key, set())
-            prefix = "shared_" if space == "shared" else ""
-            sharing = f"bytes_{self.sharing(self.identifiers(idx_nodes) | names)}"
-            if read and not state:
-                self.add(f"{prefix}load_bytes", element.element_bytes, key_ctx)
-                if not prefix:
-                    self.add(sharing, element.element_bytes, key_ctx)
-                state.add("load")
-            if write and "store" not in state:
-                self.add(f"{prefix}store_bytes", element.element_bytes, key_ctx)
-                if not prefix:
-                    self.add(sharing, element.element_bytes, key_ctx)
-                state.add("store")
+            self.record_access(
+                key, element.element_bytes, read, write, self.identifiers(idx_nodes) | names
+            )
         return element
 
     def inline(self, callee, args: list[tree_sitter.Node], arg_types: list[CType]) -> CType:
@@ -998,24 +990,7 @@ class KernelCounter:
             inner = (
                 decl.child_by_field_name("declarator") if decl.type == "init_declarator" else decl
             )
-            stars, is_array, name = 0, False, ""
-            while inner is not None:
-                if inner.type == "pointer_declarator":
-                    stars += 1
-                elif inner.type == "array_declarator":
-                    stars += 1
-                    is_array = True
-                elif inner.type == "reference_declarator":
-                    pass
-                elif inner.type in ("identifier", "field_identifier"):
-                    name = node_text(inner)
-                    break
-                nxt = inner.child_by_field_name("declarator")
-                if nxt is None:
-                    ids = [c for c in inner.named_children if c.type == "identifier"]
-                    name = node_text(ids[0]) if ids else ""
-                    break
-                inner = nxt
+            name, stars, is_array = unwrap_declarator(inner)
             init_type = UNKNOWN
             if value_node is not None:
                 if value_node.type == "initializer_list":
@@ -1288,6 +1263,25 @@ class KernelCounter:
                 ">>=": ("div", 2**amount),
             }.get(op)
         return None
+
+
+def unwrap_declarator(node: tree_sitter.Node | None) -> tuple[str, int, bool]:
+    """`*p`, `a[N][M]`, `&r` -> (name, levels of pointer/array, is an array)."""
+    stars, is_array = 0, False
+    while node is not None:
+        if node.type == "pointer_declarator":
+            stars += 1
+        elif node.type == "array_declarator":
+            stars += 1
+            is_array = True
+        elif node.type in ("identifier", "field_identifier"):
+            return node_text(node), stars, is_array
+        nxt = node.child_by_field_name("declarator")
+        if nxt is None:
+            ids = [c for c in node.named_children if c.type == "identifier"]
+            return (node_text(ids[0]) if ids else ""), stars, is_array
+        node = nxt
+    return "", stars, is_array
 
 
 def _is_var(node: tree_sitter.Node | None, var: str) -> bool:

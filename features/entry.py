@@ -11,7 +11,7 @@ from roofcast.analyzer.cuda import parameters
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.openmp import pragma_words
 from roofcast.analyzer.parsing import language, node_text
-from roofcast.features.counter import KernelCounter, Var
+from roofcast.features.counter import KernelCounter, Var, unwrap_declarator
 from roofcast.features.symbolic import symbol
 from roofcast.features.vector import FeatureVector
 
@@ -109,22 +109,7 @@ def _declare_enclosing(
         for d in decl.children_by_field_name("declarator"):
             value_node = d.child_by_field_name("value") if d.type == "init_declarator" else None
             inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
-            stars = 0
-            name = ""
-            while inner is not None:
-                if inner.type in ("pointer_declarator", "array_declarator"):
-                    stars += 1
-                elif inner.type == "identifier":
-                    name = node_text(inner)
-                    break
-                elif inner.type == "reference_declarator":
-                    pass
-                nxt = inner.child_by_field_name("declarator")
-                if nxt is None:
-                    ids = [c for c in inner.named_children if c.type == "identifier"]
-                    name = node_text(ids[0]) if ids else ""
-                    break
-                inner = nxt
+            name, stars, _ = unwrap_declarator(inner)
             if not name:
                 continue
             vector_like = any(w in base for w in ("vector", "array", "unique_ptr", "shared_ptr"))
