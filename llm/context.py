@@ -8,8 +8,9 @@ Truncation rule, in priority order, for a budget of B estimated tokens:
   1. the kernel's own code, always; if it alone exceeds B, its first lines up to B are kept
      and a `// [truncated: N more lines]` line is added;
   2. the launch facts (block, grid, program arguments, launch sites), always, capped;
-  3. the `__device__` functions it calls, in call order, each whole or not at all while they
-     fit; the names of the ones left out are listed;
+  3. the `__device__` functions it calls, by name (a stable order, so the prompt and its
+     cache key do not depend on discovery order), each whole or not at all while they fit;
+     the names of the ones left out are listed;
   4. the host code that sizes and launches it: whole lines, chosen first the launch lines
      (those naming the kernel, with one line either side), then sizing lines (allocations,
      argv parsing, sizeof, dim3, constants), then the rest in order, while they fit; shown
@@ -121,7 +122,7 @@ def launch_facts(ir: KernelIR, launch: LaunchContext | None) -> list[str]:
             facts.append(f"grid = {launch.grid}")
         if launch.exe_args:
             facts.append(f"program arguments: {launch.exe_args[:_MAX_FACT_CHARS]}")
-    for site in ir.launches[:3]:
+    for site in sorted(ir.launches, key=lambda s: (PurePath(s.file).name, s.line))[:3]:
         args = ", ".join(site.args)
         facts.append(
             f"launched at {PurePath(site.file).name}:{site.line} as "
@@ -158,7 +159,7 @@ def render_kernel(
 
     kept: list[str] = []
     dropped: list[str] = []
-    for code in _unique(ir.device_sources):
+    for code in sorted(_unique(ir.device_sources), key=_device_name):
         code = strip_comments(code)
         cost = estimate_tokens(code) + 2
         if cost <= remaining:

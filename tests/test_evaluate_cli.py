@@ -19,7 +19,7 @@ from roofcast.predictors.base import Verdict
 
 DATA = Path(__file__).parent / "data" / "eval"
 MANIFEST = DATA / "manifest.csv"
-SOURCES = DATA / "src"
+SOURCES = DATA / "sources"
 REPO = Path(__file__).resolve().parents[1]
 BASE = ["evaluate", "--manifest", str(MANIFEST), "--sources", str(SOURCES), "--gpu", "rtx3080",
         "--quiet"]

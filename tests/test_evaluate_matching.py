@@ -61,7 +61,7 @@ def test_omp_entry_parts():
 @pytest.fixture(scope="module")
 def matches():
     rows = load_manifest(DATA / "manifest.csv")
-    return {m.row.index: m for m in SourceIndex(DATA / "src").match_all(rows)}
+    return {m.row.index: m for m in SourceIndex(DATA / "sources").match_all(rows)}
 
 
 def test_cuda_rows_match_by_name_and_template_instance(matches):
@@ -109,7 +109,7 @@ def test_each_target_is_discovered_once():
         return discover_target(folder, defines)
 
     rows = load_manifest(DATA / "manifest.csv")
-    SourceIndex(DATA / "src", discover=counting).match_all(rows)
+    SourceIndex(DATA / "sources", discover=counting).match_all(rows)
     assert sorted(calls) == sorted({r.target for r in rows})
 
 

@@ -378,3 +378,17 @@ def test_samples_are_separate_requests_and_majority_voted(tmp_path) -> None:
         assert (voted.label, voted.hits, voted.sent) == (COMPUTE, 3, 0)
         assert voted.confidence == pytest.approx(2 / 3, abs=1e-3)
         assert voted.prompt_tokens == 300
+
+
+def test_rendering_does_not_depend_on_discovery_order() -> None:
+    from roofcast.analyzer.model import LaunchSite
+
+    helpers = ["__device__ float f(float x) { return x; }",
+               "__device__ float g(float x) { return 2 * x; }"]
+    sites = [LaunchSite("/a/main.cu", 90, "n", "256", ("a",)),
+             LaunchSite("/a/main.cu", 40, "m", "128", ("b",))]
+    one, two = kernel(device=helpers), kernel(device=helpers[::-1])
+    one.ir.launches, two.ir.launches = sites, sites[::-1]
+    first = render_kernel(one.ir, one.launch, 800).text
+    assert first == render_kernel(two.ir, two.launch, 800).text
+    assert first.index("main.cu:40") < first.index("main.cu:90")
