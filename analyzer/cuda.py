@@ -155,7 +155,8 @@ def kernels_in(
             continue
         params = parameters(fn.node)
         closure = device_closure(fn, context)
-        sites = launches.get(fn.bare_name, [])
+        # launch sites in source order: the same every run, whatever the indexing order
+        sites = sorted(launches.get(fn.bare_name, []), key=lambda s: (s[0].file, s[0].line))
         host = ""
         footprint = ""
         bindings: dict[str, str] = {}

@@ -130,6 +130,19 @@ class LLMClient:
             self._model_id = resolve_model(self.config, self._list_models)
         return self._model_id
 
+    def probe(self) -> None:
+        """Reach the endpoint once (its model list) so a dead or unauthorised endpoint fails
+        up front in one line; a server without a model list (404) is let through."""
+        import openai
+
+        try:
+            self._retrying(self._client.models.list)
+        except openai.NotFoundError:
+            return
+        except Exception as exc:  # noqa: BLE001 - every failure becomes one line
+            message = describe(exc, self._secret)
+            raise EndpointError(f"endpoint {self.endpoint}: {message}") from None
+
     def _list_models(self) -> list[str]:
         try:
             return [m.id for m in self._retrying(self._client.models.list)]

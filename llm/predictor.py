@@ -87,6 +87,8 @@ class LLMPredictor:
     def check(self) -> str:
         """Resolve the model now (the local server is asked for its model name), so a dead
         endpoint fails once, up front, with EndpointError; returns the model id."""
+        if self._asker.client is not None:
+            self._asker.client.probe()
         return self._asker.model_id
 
     @classmethod

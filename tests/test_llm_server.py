@@ -24,7 +24,7 @@ from roofcast.gpu_specs import load_gpu
 from roofcast.llm.answers import LABELS, UNPARSED
 from roofcast.llm.ask import Asker
 from roofcast.llm.client import LLMClient
-from roofcast.llm.config import LLMConfig
+from roofcast.llm.config import LOCAL_URL_ENV, LLMConfig
 from roofcast.llm.prompts import KernelInput, Prompt, build_prompt
 from roofcast.llm.serve import LocalServer, ServeError, free_port, locate_model, server_available
 from roofcast.llm.store import Store
@@ -306,3 +306,53 @@ def test_export_finetune_writes_chat_jsonl(toy: tuple[Path, Path], tmp_path: Pat
         system, user, _ = record["messages"]
         assert system["role"] == "system" and "streaming" not in user["content"]  # no comments
         assert "Kernel `" in user["content"] and str(tmp_path) not in user["content"]
+
+
+# ------------------------------------------------ the CLI verbs that take --predictor llm
+
+@pytest.mark.llm
+def test_evaluate_scores_the_llm_predictor_on_the_same_rows(
+    local_server: LocalServer, toy: tuple[Path, Path], tmp_path: Path
+) -> None:
+    manifest, sources = toy
+    proc = _run_cli("evaluate", "--manifest", str(manifest), "--sources", str(sources),
+                    "--gpu", "rtx3080", "--predictor", "llm", "--model", "local",
+                    "--base-url", local_server.base_url, "--scenario", "zero-shot",
+                    "-o", f"store={tmp_path / 'eval.sqlite'}", "-o", f"budget={BUDGET}",
+                    "--format", "json", "-q")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["n"] == len(ROWS) and summary["coverage"] == 1.0
+    confusion = summary["confusion"]
+    answered = sum(confusion[t][p] for t in confusion for p in confusion[t])
+    # every row is a real answer of the model or an honest `unknown`, never a guess
+    assert answered + summary["unknown"] == len(ROWS)
+
+
+@pytest.mark.llm
+def test_analyze_puts_the_llm_verdict_beside_the_static_one(
+    local_server: LocalServer, toy: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, sources = toy
+    env = {**os.environ, LOCAL_URL_ENV: local_server.base_url, "HOME": str(tmp_path)}
+    proc = subprocess.run([*_roofcast(), "analyze", str(sources), "--gpu", "a100",
+                           "--predictor", "roofline", "--llm", "local", "--scenario", "zero-shot",
+                           "--format", "json"], capture_output=True, text=True, timeout=600,
+                          env=env)
+    assert proc.returncode == 0, proc.stderr
+    kernels = json.loads(proc.stdout)["kernels"]
+    assert kernels and all(k["predictor"] == "roofline" for k in kernels)
+    for kernel in kernels:
+        llm = kernel["verdicts"]["llm"]
+        assert llm["predictor"] == "llm" and llm["bound"] in ("compute", "bandwidth", "unknown")
+
+
+def test_evaluate_with_a_dead_endpoint_is_one_line(toy: tuple[Path, Path]) -> None:
+    manifest, sources = toy
+    proc = _run_cli("evaluate", "--manifest", str(manifest), "--sources", str(sources),
+                    "--gpu", "rtx3080", "--predictor", "llm", "--model", "m",
+                    "--base-url", _dead_url(), "-q", timeout=120)
+    assert proc.returncode == 3
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("roofcast: error: endpoint")
+    assert "Traceback" not in proc.stderr

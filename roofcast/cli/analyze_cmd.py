@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from roofcast.cli.errors import EXIT_USAGE, fail
+from roofcast.cli.errors import EXIT_RUNTIME, EXIT_USAGE, fail
 from roofcast.cli.options import defines_or_fail, dims_or_fail, gpu_or_fail
 
 
@@ -84,7 +84,7 @@ def analyze(
             raise typer.Exit(EXIT_USAGE)
         fail(f"no kernels found in {', '.join(str(p) for p in paths)}", EXIT_USAGE)
     if llm:
-        _add_llm(report, llm, scenario, target)
+        _add_llm(report, llm, scenario, target, context)
     text = _render(report, fmt, output)
     if text is not None:
         if output:
@@ -117,15 +117,24 @@ def _render(report, fmt: Format, output: Path | None) -> str | None:
     return None
 
 
-def _add_llm(report, model: str, scenario: str, gpu) -> None:
-    """The LLM's verdict beside the static one (roofcast.llm provides the predictor)."""
+def _add_llm(report, model: str, scenario: str, gpu, context) -> None:
+    """The LLM's verdict beside the static one, a few requests in flight."""
     try:
-        from roofcast.llm.predictor import LLMPredictor  # type: ignore[import-not-found]
-    except ImportError:
-        fail("the LLM predictor is not available in this installation")
-    predictor = LLMPredictor(model=model, scenario=scenario)
-    for result in report.kernels:
-        result.extra_verdicts["llm"] = predictor.predict(result, gpu, None)
+        from roofcast.llm.client import EndpointError
+        from roofcast.llm.predictor import LLMPredictor, llm_verdicts
+        from roofcast.llm.store import StoreError
+    except ImportError as exc:
+        fail(f"the LLM predictor is not available in this installation ({exc})")
+    try:
+        predictor = LLMPredictor(model=model, scenario=scenario)
+        predictor.check()
+        verdicts = llm_verdicts(report.kernels, gpu, predictor, context, concurrency=4)
+    except ValueError as exc:  # configuration: no key, unknown scenario or option
+        fail(str(exc))
+    except (EndpointError, StoreError) as exc:
+        fail(str(exc), EXIT_RUNTIME)
+    for result, verdict in zip(report.kernels, verdicts, strict=True):
+        result.extra_verdicts["llm"] = verdict
 
 
 def register(app: typer.Typer) -> None:

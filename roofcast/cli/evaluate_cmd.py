@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from roofcast.cli.errors import fail
+from roofcast.cli.errors import EXIT_RUNTIME, fail
 
 if TYPE_CHECKING:
     from roofcast.predictors.base import Predictor
@@ -104,6 +104,13 @@ def evaluate(
         "--predictor", "-p", help="roofline, baseline or llm (default: best offline).")] = None,
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-o", help="Predictor option KEY=VALUE (repeatable).")] = None,
+    model: Annotated[str | None, typer.Option(
+        "--model", help="LLM model id (--predictor llm; 'local' = roofcast llm serve).")] = None,
+    scenario: Annotated[str | None, typer.Option(
+        "--scenario", help="LLM scenario: profile, zero-shot, few-shot, fine-tuned, hybrid.")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url", help="OpenAI-compatible endpoint (--predictor llm).")] = None,
     define: Annotated[list[str] | None, typer.Option(
         "--define", "-D", help="Bind a symbol for every kernel, NAME=VALUE.")] = None,
     limit: Annotated[int | None, typer.Option(
@@ -143,7 +150,21 @@ def evaluate(
     except ManifestError as exc:
         fail(str(exc))
     defines = _pairs(define, "--define")
-    chosen = load_predictor(predictor, _pairs(option, "--option"))
+    options = _pairs(option, "--option")
+    for key, value in (("model", model), ("scenario", scenario), ("base_url", base_url)):
+        if value is not None:
+            options[key] = value
+    if options and predictor is None:
+        predictor = "llm"
+    chosen = load_predictor(predictor, options)
+    if predictor == "llm":
+        from roofcast.llm.client import EndpointError
+
+        try:
+            chosen.check()  # a dead endpoint fails once, here, in one line
+        except EndpointError as exc:
+            fail(str(exc), EXIT_RUNTIME)
+        kernel_timeout = max(kernel_timeout, 600.0)  # the limit is for counting, not the model
     if balanced:
         rows = balanced_sample(rows, per_class=per_class, seed=seed)
     if limit is not None:
