@@ -787,8 +787,7 @@ class KernelCounter:
             inner = arg.child_by_field_name("argument")
             if inner is not None and inner.type == "subscript_expression":
                 return self.memory_access(inner, read=True, write=False)
-        synthetic = _Deref(arg)
-        return self.memory_access_pointer_arith(synthetic.node, read=True, write=False)
+        return self.memory_access_pointer_arith(arg, read=True, write=False)
 
     def store_through_pointer(self, arg: tree_sitter.Node) -> None:
         if (
@@ -1180,8 +1179,6 @@ class KernelCounter:
         if trip is None:
             return self.unknown_trip(node), var, None
         trip = zero_thread_position(trip)
-        if any(s.name.startswith("trip_L") for s in trip.free_symbols) and False:
-            return self.unknown_trip(node), var, None
         if trip.is_number:
             trip = sympy.Max(trip, 0)
         mean = zero_thread_position((start + end) / 2) if kind == "add" else None
@@ -1345,10 +1342,3 @@ def _number(text: str) -> sympy.Expr | None:
     except ValueError:
         return None
     return None
-
-
-class _Deref:
-    """Helper to route `__ldg(p + i)` through pointer arithmetic handling."""
-
-    def __init__(self, node: tree_sitter.Node) -> None:
-        self.node = node

@@ -13,27 +13,8 @@ from roofcast.analyzer.openmp import pragma_words
 from roofcast.analyzer.parsing import language, node_text
 from roofcast.features.counter import KernelCounter, Var, unwrap_declarator
 from roofcast.features.symbolic import symbol
-from roofcast.features.vector import FeatureVector
+from roofcast.features.vector import TALLY_FIELDS, FeatureVector
 
-_TALLIES = (
-    "flops_hp",
-    "flops_sp",
-    "flops_dp",
-    "int_ops",
-    "load_bytes",
-    "store_bytes",
-    "loads",
-    "bytes_private",
-    "bytes_partial",
-    "bytes_broadcast",
-    "bytes_rare",
-    "stores",
-    "shared_load_bytes",
-    "shared_store_bytes",
-    "atomics",
-    "barriers",
-    "branches",
-)
 _WORKSHARE = {"distribute", "for", "loop"}
 
 
@@ -229,7 +210,7 @@ def _count_openmp(counter: KernelCounter, ir: KernelIR) -> None:
 
 def _finish(counter: KernelCounter) -> FeatureVector:
     fv = counter.fv
-    for name in _TALLIES:
+    for name in TALLY_FIELDS:
         if name in counter.tallies:
             setattr(fv, name, counter.total(counter.tallies[name]))
     fv.special = {k: counter.total(t) for k, t in counter.special.items()}
@@ -237,7 +218,7 @@ def _finish(counter: KernelCounter) -> FeatureVector:
     fv.distinct_arrays = len(counter.arrays)
     fv.reuse_accesses = sum(max(0, len(v) - 1) for v in counter.array_indices.values())
     symbols: set[str] = set()
-    for name in _TALLIES:
+    for name in TALLY_FIELDS:
         symbols |= {s.name for s in getattr(fv, name).free_symbols}
     for expr in fv.special.values():
         symbols |= {s.name for s in expr.free_symbols}

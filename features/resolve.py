@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import sympy
 from roofcast.analyzer.hostvalues import exe_arg_values
 from roofcast.features.symbolic import symbol
-from roofcast.features.vector import FeatureVector
+from roofcast.features.vector import STRUCTURE_FIELDS, FeatureVector
 
 DEFAULT_SYMBOL_VALUE = 1024
 DEFAULT_TRIP_COUNT = 16
@@ -159,20 +159,6 @@ def _clean(value: float) -> float:
     return int(value) if float(value).is_integer() and abs(value) < 2**53 else round(value, 6)
 
 
-STRUCTURE_FIELDS = (
-    "int_ops",
-    "loads",
-    "stores",
-    "shared_load_bytes",
-    "shared_store_bytes",
-    "atomics",
-    "barriers",
-    "branches",
-    "bytes_private",
-    "bytes_partial",
-    "bytes_broadcast",
-    "bytes_rare",
-)
 
 
 def launch_bindings(

@@ -6,7 +6,7 @@ until `resolve` binds them; the CSV export and the learned model read the resolv
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import sympy
 
@@ -27,6 +27,16 @@ SPECIAL_FLOP_WEIGHTS: dict[str, dict[str, int]] = {
 }
 
 Number = sympy.Expr
+
+#: the structure counts tallied per loop context besides FLOPs and global load/store bytes
+STRUCTURE_FIELDS: tuple[str, ...] = (
+    "int_ops", "loads", "stores", "shared_load_bytes", "shared_store_bytes", "atomics",
+    "barriers", "branches", "bytes_private", "bytes_partial", "bytes_broadcast", "bytes_rare",
+)
+#: every per-thread count the visitor tallies (all sympy-expression fields but `special`)
+TALLY_FIELDS: tuple[str, ...] = (
+    "flops_hp", "flops_sp", "flops_dp", "load_bytes", "store_bytes", *STRUCTURE_FIELDS,
+)
 
 
 def zero() -> sympy.Expr:
@@ -96,6 +106,3 @@ class FeatureVector:
         """Basic FLOPs of one precision plus its special functions at their weights."""
         base = {"hp": self.flops_hp, "sp": self.flops_sp, "dp": self.flops_dp}[precision]
         return base + self.special_flops(precision)
-
-    def expression_fields(self) -> list[str]:
-        return [f.name for f in fields(self) if f.type == "sympy.Expr"]
