@@ -11,7 +11,7 @@ from roofcast.analyzer.context import Context
 from roofcast.analyzer.hostvalues import bind_call, caller_bindings, device_allocations
 from roofcast.analyzer.index import FileIndex, FunctionInfo
 from roofcast.analyzer.model import KernelIR, LaunchSite, Param
-from roofcast.analyzer.parsing import language, node_text
+from roofcast.analyzer.parsing import captures, language, node_text
 
 _CALLS = (
     "(call_expression function: [(identifier) (qualified_identifier) (template_function)] @callee)"
@@ -72,7 +72,7 @@ def callees(func: tree_sitter.Node, grammar: str) -> list[str]:
     body = func.child_by_field_name("body")
     if body is None:
         return []
-    caps = tree_sitter.QueryCursor(_query(grammar, _CALLS)).captures(body)
+    caps = captures(_query(grammar, _CALLS), body)
     names = []
     for node in caps.get("callee", []):
         if node.type == "template_function":
@@ -106,7 +106,7 @@ def device_closure(kernel: FunctionInfo, context: Context) -> list[FunctionInfo]
 def launch_sites(index: FileIndex) -> list[tuple[str, LaunchSite, tree_sitter.Node]]:
     if index.grammar != "cuda":
         return []
-    caps = tree_sitter.QueryCursor(_query("cuda", _LAUNCHES)).captures(index.tree.root_node)
+    caps = captures(_query("cuda", _LAUNCHES), index.tree.root_node)
     sites = []
     for call in caps.get("launch", []):
         fn = call.child_by_field_name("function")

@@ -15,12 +15,12 @@ from pathlib import Path
 import tree_sitter
 from roofcast.analyzer import cuda, openmp
 from roofcast.analyzer.context import Context
+from roofcast.analyzer.includes import files_by_name, resolve_include
 from roofcast.analyzer.index import FileIndex, build_index
 from roofcast.analyzer.model import FileProblem, KernelIR
-from roofcast.analyzer.parsing import language, node_text, parse
+from roofcast.analyzer.parsing import language, matches, node_text, parse
 from roofcast.analyzer.preprocess import Macro, collect_macros, includes, preprocess, strip_comments
 from roofcast.analyzer.sources import (
-    KERNEL_SUFFIXES,
     SourceError,
     expand_paths,
     read_source,
@@ -44,7 +44,7 @@ class _Indexer:
         self.macro_cache: dict[Path, dict[str, Macro]] = {}
         self.text_cache: dict[Path, str | None] = {}
         self.indices: dict[Path, FileIndex | None] = {}
-        self.by_name: dict[str, list[Path]] = {}
+        self.by_name: dict[str, list[Path]] = {}  # the listing's files: include fallback
         self.problems: list[FileProblem] = []
         self.roots: list[Path] = []
 
@@ -80,7 +80,6 @@ class _Indexer:
         for fn in index.functions:
             fn.display = index.display(fn.node.start_point[0] + 1, fn.node.end_point[0] + 1)
         self.indices[key] = index
-        self.by_name.setdefault(path.name, []).append(key)
         return index
 
     def macros_for(self, path: Path, text: str, depth: int = 0) -> dict[str, Macro]:
@@ -91,7 +90,7 @@ class _Indexer:
         merged: dict[str, Macro] = {}
         if depth < MAX_INCLUDE_DEPTH:
             for include in includes(text):
-                target = self._resolve_include(path, include, self.roots)
+                target = resolve_include(path, include, self.roots, self.by_name)
                 if target is None:
                     continue
                 if target not in self.text_cache:
@@ -116,7 +115,7 @@ class _Indexer:
             if depth >= MAX_INCLUDE_DEPTH:
                 continue
             for include in current.includes:
-                target = self._resolve_include(current.path, include, roots)
+                target = resolve_include(current.path, include, roots, self.by_name)
                 if target is None or target in seen:
                     continue
                 seen.add(target)
@@ -126,21 +125,24 @@ class _Indexer:
                     frontier.append((child, depth + 1))
         return out
 
-    def _resolve_include(self, origin: Path, include: str, roots: Sequence[Path]) -> Path | None:
-        candidates = [origin.parent / include] + [root / include for root in roots]
-        for candidate in candidates:
-            if candidate.is_file() and candidate.suffix.lower() in KERNEL_SUFFIXES | {""}:
-                return candidate.resolve()
-        known = self.by_name.get(Path(include).name)
-        return known[0] if known else None
-
 
 def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) -> DiscoveryResult:
     """All kernels under `paths`. Raises SourceError only for a path that does not exist."""
-    files = expand_paths(paths)
-    roots = [p if p.is_dir() else p.parent for p in paths]
+    return discover_files(expand_paths(paths), roots_of(paths), defines)
+
+
+def roots_of(paths: Sequence[Path]) -> list[Path]:
+    """Where includes are looked for besides the includer's folder: the folders given."""
+    return [p if p.is_dir() else p.parent for p in paths]
+
+
+def discover_files(
+    files: Sequence[Path], roots: Sequence[Path], defines: Mapping[str, str] | None = None
+) -> DiscoveryResult:
+    """All kernels in a listing of files (see `partition` for analysing one in parts)."""
     indexer = _Indexer(defines)
-    indexer.roots = roots
+    indexer.roots = list(roots)
+    indexer.by_name = files_by_name(files)
     result = DiscoveryResult(files=len(files))
     for path in files:
         if _may_hold_kernels(path):
@@ -247,8 +249,7 @@ def call_map(indices: list[FileIndex]) -> openmp.CallMap:
     """Function name -> its plain call sites (and their grammar), over the given files."""
     calls: openmp.CallMap = {}
     for index in indices:
-        cursor = tree_sitter.QueryCursor(_call_query(index.grammar))
-        for _, caps in cursor.matches(index.tree.root_node):
+        for caps in matches(_call_query(index.grammar), index.tree.root_node):
             fn, call = caps.get("f"), caps.get("c")
             if not fn or not call:
                 continue

@@ -13,7 +13,7 @@ from functools import cache
 
 import sympy
 import tree_sitter
-from roofcast.analyzer.parsing import language, node_text
+from roofcast.analyzer.parsing import captures, language, matches, node_text
 
 MAX_DEPTH = 6
 _ARGV_CALLS = {
@@ -75,15 +75,16 @@ def _defs_query(grammar: str) -> tree_sitter.Query:
 class HostScope:
     """Definitions of one host function, searched backwards from a call."""
 
-    def __init__(self, func: tree_sitter.Node, grammar: str,
-                 outer: dict[str, sympy.Expr] | None = None) -> None:
+    def __init__(
+        self, func: tree_sitter.Node, grammar: str, outer: dict[str, sympy.Expr] | None = None
+    ) -> None:
         self.func = func
         self.outer = outer or {}  # the function's own parameters, as its caller passed them
         self.defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
         body = func.child_by_field_name("body")
         if body is None:
             return
-        for _, caps in tree_sitter.QueryCursor(_defs_query(grammar)).matches(body):
+        for caps in matches(_defs_query(grammar), body):
             name, value = caps.get("name"), caps.get("value")
             if name and value:
                 self.defs.setdefault(node_text(name[0]), []).append((value[0].start_byte, value[0]))
@@ -189,8 +190,15 @@ def exe_arg_values(exe_args: str) -> dict[str, float]:
     return values
 
 
-_ALLOCATORS = {"cudaMalloc", "cudaMallocManaged", "hipMalloc", "hipMallocManaged",
-               "cudaMallocPitch", "omp_target_alloc", "sycl::malloc_device"}
+_ALLOCATORS = {
+    "cudaMalloc",
+    "cudaMallocManaged",
+    "hipMalloc",
+    "hipMallocManaged",
+    "cudaMallocPitch",
+    "omp_target_alloc",
+    "sycl::malloc_device",
+}
 _MAP_SECTION = re.compile(r"([A-Za-z_]\w*)\s*\[\s*([^\]:]*)\s*:\s*([^\]]+)\]")
 
 
@@ -199,13 +207,14 @@ def _calls_query(grammar: str) -> tree_sitter.Query:
     return tree_sitter.Query(language(grammar), "(call_expression) @c")
 
 
-def device_allocations(func: tree_sitter.Node, grammar: str,
-                       outer: dict[str, sympy.Expr] | None = None) -> sympy.Expr | None:
+def device_allocations(
+    func: tree_sitter.Node, grammar: str, outer: dict[str, sympy.Expr] | None = None
+) -> sympy.Expr | None:
     """Bytes a host function allocates on the device (cudaMalloc & co.): the data footprint."""
     scope = HostScope(func, grammar, outer)
     total = sympy.Integer(0)
     found = False
-    for call in tree_sitter.QueryCursor(_calls_query(grammar)).captures(func).get("c", []):
+    for call in captures(_calls_query(grammar), func).get("c", []):
         name = node_text(call.child_by_field_name("function")).split("::")[-1]
         if name not in _ALLOCATORS:
             continue
@@ -220,8 +229,9 @@ def device_allocations(func: tree_sitter.Node, grammar: str,
     return total if found else None
 
 
-def mapped_bytes(pragmas: list[str], func: tree_sitter.Node, grammar: str, at: int,
-                 element_bytes: int = 4) -> sympy.Expr | None:
+def mapped_bytes(
+    pragmas: list[str], func: tree_sitter.Node, grammar: str, at: int, element_bytes: int = 4
+) -> sympy.Expr | None:
     """Bytes named by OpenMP `map(...)` array sections (`a[0:n]`), each array once."""
     from roofcast.analyzer.parsing import parse
 

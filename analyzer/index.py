@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 
 import tree_sitter
-from roofcast.analyzer.parsing import language, node_text
+from roofcast.analyzer.parsing import captures, language, node_text
 
 _QUERY_TEXT = """
 (function_definition) @function
@@ -146,13 +146,13 @@ _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 
 def build_index(path: Path, grammar: str, tree: tree_sitter.Tree) -> FileIndex:
     index = FileIndex(path=path, grammar=grammar, tree=tree)
-    captures = tree_sitter.QueryCursor(_query(grammar)).captures(tree.root_node)
-    for node in captures.get("macro", []):
+    found = captures(_query(grammar), tree.root_node)
+    for node in found.get("macro", []):
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
         if name is not None:
             index.macros[node_text(name)] = node_text(value).strip() if value else ""
-    for node in captures.get("typedef", []):
+    for node in found.get("typedef", []):
         type_node = node.child_by_field_name("type")
         for decl in node.children_by_field_name("declarator"):
             alias = node_text(decl).strip("* ")
@@ -162,16 +162,16 @@ def build_index(path: Path, grammar: str, tree: tree_sitter.Tree) -> FileIndex:
                     fields = _struct_fields(type_node)
                     if fields:
                         index.structs[alias] = fields
-    for node in captures.get("alias", []):
+    for node in found.get("alias", []):
         name = node.child_by_field_name("name")
         type_node = node.child_by_field_name("type")
         if name is not None and type_node is not None:
             index.typedefs[node_text(name)] = node_text(type_node)
-    for node in captures.get("struct", []):
+    for node in found.get("struct", []):
         name = node.child_by_field_name("name")
         if name is not None:
             index.structs[node_text(name)] = _struct_fields(node)
-    for node in captures.get("include", []):
+    for node in found.get("include", []):
         name = node_text(node).strip('"')
         index.includes.append(name)
         owner = node.parent
@@ -179,12 +179,12 @@ def build_index(path: Path, grammar: str, tree: tree_sitter.Tree) -> FileIndex:
             owner = owner.parent
         if owner is not None:  # a header pasted into a function body: its code runs there
             index.function_includes[name.split("/")[-1]] = (owner, node.start_byte)
-    for node in captures.get("global", []):
+    for node in found.get("global", []):
         _index_global(node, index)
     index.pragmas = [
-        n for n in captures.get("pragma", []) if node_text(n).lstrip("# \t").startswith("pragma")
+        n for n in found.get("pragma", []) if node_text(n).lstrip("# \t").startswith("pragma")
     ]
-    for node in captures.get("function", []):
+    for node in found.get("function", []):
         name = function_name(node)
         if not name:
             continue

@@ -27,3 +27,25 @@ def parse(text: str | bytes, grammar: str = "cuda") -> tree_sitter.Tree:
 
 def node_text(node: tree_sitter.Node) -> str:
     return node.text.decode("utf-8", "replace") if node.text is not None else ""
+
+
+def _document_order(node: tree_sitter.Node) -> tuple[int, int]:
+    return node.start_byte, -node.end_byte
+
+
+def captures(query: tree_sitter.Query, node: tree_sitter.Node) -> dict[str, list[tree_sitter.Node]]:
+    """Query captures by name, each list in document order (outer node first).
+
+    py-tree-sitter's QueryCursor does not promise an order, and in practice it varies between
+    processes; every consumer here relies on source order (call order, first definition wins).
+    """
+    found = tree_sitter.QueryCursor(query).captures(node)
+    return {name: sorted(nodes, key=_document_order) for name, nodes in found.items()}
+
+
+def matches(
+    query: tree_sitter.Query, node: tree_sitter.Node
+) -> list[dict[str, list[tree_sitter.Node]]]:
+    """Query matches (their captures by name) in document order of each match's first node."""
+    found = [caps for _, caps in tree_sitter.QueryCursor(query).matches(node) if caps]
+    return sorted(found, key=lambda caps: min(_document_order(n[0]) for n in caps.values() if n))

@@ -15,7 +15,7 @@ from functools import cache
 import sympy
 import tree_sitter
 from roofcast.analyzer.model import KernelIR
-from roofcast.analyzer.parsing import language, node_text, parse
+from roofcast.analyzer.parsing import captures, language, node_text, parse
 from roofcast.features import mathfuncs as mf
 from roofcast.features.ctypes import (
     BOOL,
@@ -127,6 +127,7 @@ class KernelCounter:
         self.next_atomic = False
         self.macro_values: dict[str, sympy.Expr | None] = {}
         self.max_depth = 0
+        self.nest_products: dict[tuple[int, ...], sympy.Expr] = {}
 
     # ---------------------------------------------------------------- tallies
     @property
@@ -146,13 +147,22 @@ class KernelCounter:
         self.special[(kind, precision)].add(self.key, 1)
 
     def total(self, tally: _Tally) -> sympy.Expr:
-        out = sympy.Integer(0)
+        """Sum over loop nests of count x the nest's trip counts (one sympy Add, not a chain)."""
+        terms = []
         for key, count in tally.by_key.items():
-            term = sympy.Integer(int(count)) if float(count).is_integer() else sympy.Float(count)
-            for frame_id in key:
-                term = term * self.trips[frame_id]
-            out += term
-        return out
+            if count == 0:
+                continue
+            number = sympy.Integer(int(count)) if float(count).is_integer() else sympy.Float(count)
+            terms.append(number * self.nest_trips(key))
+        return sympy.Add(*terms) if terms else sympy.Integer(0)
+
+    def nest_trips(self, key: tuple[int, ...]) -> sympy.Expr:
+        """The product of the trip counts of a loop nest, shared by every tally of the nest."""
+        product = self.nest_products.get(key)
+        if product is None:
+            product = sympy.Mul(*(self.trips[frame_id] for frame_id in key))
+            self.nest_products[key] = product
+        return product
 
     # ---------------------------------------------------------------- scopes
     def lookup(self, name: str) -> Var | None:
@@ -1095,7 +1105,7 @@ class KernelCounter:
 
     # loops -----------------------------------------------------------------
     def assigned_in(self, node: tree_sitter.Node) -> frozenset[str]:
-        caps = tree_sitter.QueryCursor(_assigned_query(self.grammar)).captures(node)
+        caps = captures(_assigned_query(self.grammar), node)
         return frozenset(node_text(n) for n in caps.get("name", []))
 
     def push_frame(self, trip: sympy.Expr, node: tree_sitter.Node) -> Frame:
@@ -1175,13 +1185,13 @@ class KernelCounter:
             return self.unknown_trip(node), var, None  # the bound moves inside the loop
         if update is not None and "gridDim" in node_text(update):
             self.fv.grid_stride_loops += 1
+        start, end = zero_thread_position(start), zero_thread_position(end)
         trip = _trip(op, start, end, kind, amount)
         if trip is None:
             return self.unknown_trip(node), var, None
-        trip = zero_thread_position(trip)
         if trip.is_number:
             trip = sympy.Max(trip, 0)
-        mean = zero_thread_position((start + end) / 2) if kind == "add" else None
+        mean = (start + end) / 2 if kind == "add" else None
         return trip, var, mean
 
     def loop_start(self, init: tree_sitter.Node | None) -> tuple[str | None, sympy.Expr | None]:
@@ -1294,17 +1304,28 @@ def _is_var(node: tree_sitter.Node | None, var: str) -> bool:
 def _trip(
     op: str, start: sympy.Expr, end: sympy.Expr, kind: str, amount: sympy.Expr
 ) -> sympy.Expr | None:
+    if all(isinstance(v, sympy.Integer) for v in (start, end, amount)):
+        counted = integer_trip(op, int(start), int(end), kind, int(amount))
+        if counted is not None:
+            return sympy.Integer(counted)
+    return closed_form_trip(op, start, end, kind, amount)
+
+
+def closed_form_trip(
+    op: str, start: sympy.Expr, end: sympy.Expr, kind: str, amount: sympy.Expr
+) -> sympy.Expr | None:
+    """Trip count as a sympy expression: ceiling of the span over the step, or of its log."""
     if kind == "add":
         if amount == 0:
             return None
         if op in ("<", "!=") and (amount.is_positive or not amount.is_number):
-            return sympy.ceiling((end - start) / amount)
+            return _ceiling_ratio(end - start, amount)
         if op == "<=":
-            return sympy.ceiling((end - start + 1) / amount)
+            return _ceiling_ratio(end - start + 1, amount)
         if op in (">", "!=") and amount.is_negative:
-            return sympy.ceiling((start - end) / -amount)
+            return _ceiling_ratio(start - end, -amount)
         if op == ">=" and amount.is_negative:
-            return sympy.ceiling((start - end + 1) / -amount)
+            return _ceiling_ratio(start - end + 1, -amount)
         if op == ">" and not amount.is_number:
             return None
         return None
@@ -1321,6 +1342,58 @@ def _trip(
         span = sympy.log(start / end, 2) / sympy.log(amount, 2)
         return sympy.floor(span) + 1 if op == ">=" else sympy.ceiling(span)
     return None
+
+
+def _ceiling_ratio(span: sympy.Expr, step: sympy.Expr) -> sympy.Expr:
+    """ceiling(span / step); a unit step over an integer polynomial skips sympy's slow
+    evaluation of the ceiling (it would return the span itself)."""
+    if step == 1 and _integer_polynomial(span):
+        return span
+    return sympy.ceiling(span / step)
+
+
+def _integer_polynomial(expr: sympy.Expr) -> bool:
+    if expr.is_Integer or (expr.is_Symbol and expr.is_integer):
+        return True
+    if expr.is_Add or expr.is_Mul:
+        return all(_integer_polynomial(arg) for arg in expr.args)
+    if expr.is_Pow:
+        base, exponent = expr.args
+        return exponent.is_Integer and exponent >= 0 and _integer_polynomial(base)
+    return False
+
+
+def integer_trip(op: str, start: int, end: int, kind: str, amount: int) -> int | None:
+    """The trip count of a loop whose bounds and step are integers, in integer arithmetic:
+    the same values as `closed_form_trip` without sympy's slow exact ceiling of logs."""
+    if kind == "add":
+        if amount > 0 and op in ("<", "!=", "<="):
+            span = end - start + (1 if op == "<=" else 0)
+        elif amount < 0 and op in (">", "!=", ">="):
+            span = start - end + (1 if op == ">=" else 0)
+            amount = -amount
+        else:
+            return None
+        return max(0, -(-span // amount))
+    if amount < 2 or start <= 0 or end < 0 or (end == 0 and kind == "mul"):
+        return None
+    if kind == "mul" and op in ("<", "<=", "!="):
+        low, high, inclusive = start, end, op == "<="
+    elif kind == "div" and op in (">", ">=", "!="):
+        if end == 0:
+            if op == ">=":
+                return None
+            low, high, inclusive = 1, start, True
+        else:
+            low, high, inclusive = end, start, op == ">="
+    else:
+        return None
+    # inclusive: #{k >= 0 : low * amount^k <= high}; else the least k with low * amount^k >= high
+    count, value = 0, low
+    while (value <= high) if inclusive else (value < high):
+        value *= amount
+        count += 1
+    return count
 
 
 def _number(text: str) -> sympy.Expr | None:

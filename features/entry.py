@@ -10,7 +10,7 @@ import tree_sitter
 from roofcast.analyzer.cuda import parameters
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.openmp import pragma_words
-from roofcast.analyzer.parsing import language, node_text
+from roofcast.analyzer.parsing import captures, language, node_text
 from roofcast.features.counter import KernelCounter, Var, unwrap_declarator
 from roofcast.features.symbolic import symbol
 from roofcast.features.vector import TALLY_FIELDS, FeatureVector
@@ -79,7 +79,7 @@ def _declare_enclosing(
     query = _query(counter.grammar, "(declaration) @d")
     # Declarations before the region (or before the #include that pastes it into func).
     cutoff = region.start_byte if limit is None else limit
-    for decl in tree_sitter.QueryCursor(query).captures(body).get("d", []):
+    for decl in captures(query, body).get("d", []):
         if decl.start_byte > cutoff:
             continue
         type_node = decl.child_by_field_name("type")
@@ -122,7 +122,7 @@ def _workshare_loops(
     """Outermost `#pragma omp ... distribute/for/loop` loops inside a plain target region."""
     query = _query(counter.grammar, "(preproc_call) @p")
     found: list[tuple[tree_sitter.Node, int]] = []
-    for pragma in tree_sitter.QueryCursor(query).captures(statement).get("p", []):
+    for pragma in captures(query, statement).get("p", []):
         words = pragma_words(pragma)
         if len(words) < 2 or words[0] != "omp" or not (set(words) & _WORKSHARE):
             continue

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from roofcast.analyzer import discover
+from roofcast.analyzer.discover import discover_files, roots_of
 from roofcast.analyzer.model import FileProblem, KernelIR
+from roofcast.analyzer.partition import independent_groups
+from roofcast.analyzer.sources import expand_paths
 from roofcast.features import count_features
 from roofcast.features.resolve import ResolvedCounts, resolve_counts
 from roofcast.features.vector import FeatureVector
@@ -99,8 +104,95 @@ def analyze_paths(
     defines: Mapping[str, str] | None = None,
     predictor: Predictor | None = None,
     context: LaunchContext | None = None,
+    jobs: int | None = 1,
+    on_group_done: Callable[[int, int], None] | None = None,
 ) -> AnalysisReport:
-    """The whole `analyze` job on files or folders."""
-    found = discover([Path(p) for p in paths], defines or {})
-    results = analyze_kernels(found.kernels, gpu, defines, predictor, context)
-    return AnalysisReport(gpu=gpu, kernels=results, problems=found.problems)
+    """The whole `analyze` job on files or folders.
+
+    Files are split into groups that share nothing (see `analyzer.partition`); with `jobs`
+    > 1 (None: one per available CPU) the groups run in that many processes. The report is
+    the same for any `jobs`. `on_group_done(done, total)` is called as groups finish."""
+    from roofcast.predictors import default_predictor
+
+    listed = [Path(p) for p in paths]
+    roots = roots_of(listed)
+    groups = independent_groups(expand_paths(listed), roots)
+    job = _GroupJob(roots, gpu, dict(defines or {}), predictor or default_predictor(), context)
+    workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
+    outcomes = _run_parallel(job, groups, workers, on_group_done) if workers > 1 else []
+    if workers <= 1:
+        for done, group in enumerate(groups, 1):
+            outcomes.append(job(group))
+            if on_group_done:
+                on_group_done(done, len(groups))
+    kernels = [k for results, _ in outcomes for k in results]
+    kernels.sort(key=lambda k: (k.ir.file, k.ir.line))  # stable: a file lies in one group
+    problems = [p for _, found in outcomes for p in found]
+    return AnalysisReport(gpu=gpu, kernels=kernels, problems=problems)
+
+
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass
+class _GroupJob:
+    """Discover, count, resolve and predict over one independent group of files."""
+
+    roots: list[Path]
+    gpu: GPU
+    defines: dict[str, str]
+    predictor: Predictor
+    context: LaunchContext | None
+
+    def __call__(self, files: list[Path]) -> tuple[list[KernelResult], list[FileProblem]]:
+        found = discover_files(files, self.roots, self.defines)
+        results = analyze_kernels(
+            found.kernels, self.gpu, self.defines, self.predictor, self.context
+        )
+        return results, found.problems
+
+
+_WORKER_JOB: _GroupJob | None = None
+
+
+def _start_worker(job: _GroupJob) -> None:
+    global _WORKER_JOB
+    _WORKER_JOB = job
+
+
+def _run_in_worker(files: list[Path]) -> tuple[list[KernelResult], list[FileProblem]]:
+    assert _WORKER_JOB is not None
+    results, problems = _WORKER_JOB(files)
+    for result in results:  # parse trees stay in the worker: they cannot be pickled
+        result.ir.ast = None
+        result.ir.context = None
+    return results, problems
+
+
+def _run_parallel(
+    job: _GroupJob,
+    groups: list[list[Path]],
+    workers: int,
+    on_group_done: Callable[[int, int], None] | None,
+) -> list[tuple[list[KernelResult], list[FileProblem]]]:
+    """Groups over a process pool, largest first; outcomes come back in group order."""
+    methods = multiprocessing.get_all_start_methods()
+    # fork hands the loaded model and modules to workers for free; elsewhere they are pickled
+    mp_context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    outcomes: list = [None] * len(groups)
+    order = sorted(range(len(groups)), key=lambda i: -len(groups[i]))
+    with ProcessPoolExecutor(workers, mp_context, _start_worker, (job,)) as pool:
+        futures = {pool.submit(_run_in_worker, groups[i]): i for i in order}
+        try:
+            for done, future in enumerate(as_completed(futures), 1):
+                outcomes[futures[future]] = future.result()
+                if on_group_done:
+                    on_group_done(done, len(groups))
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    return outcomes

@@ -705,3 +705,26 @@ def test_openmp_region_pasted_into_a_file_without_markers(tmp_path):
         #include "region.h"
         }
         """)
+
+
+@pytest.mark.parametrize("kind, ops", [("add", ("<", "<=", "!=", ">", ">=")),
+                                       ("mul", ("<", "<=", "!=")), ("div", (">", ">=", "!="))])
+def test_integer_trip_counts_equal_the_closed_forms(kind, ops):
+    """Numeric loops skip sympy's exact ceiling of logs; the numbers must not change."""
+    from roofcast.features.counter import closed_form_trip, integer_trip
+
+    steps = (1, 2, 3, 7, -1, -2, -5) if kind == "add" else (2, 3, 4, 10)
+    checked = 0
+    for op in ops:
+        for step in steps:
+            for start in (0, 1, 2, 5, 8, 100, 1000, 1024):
+                for end in (0, 1, 3, 8, 64, 100, 1000, 1025):
+                    fast = integer_trip(op, start, end, kind, step)
+                    if fast is None:
+                        continue
+                    exact = closed_form_trip(op, sympy.Integer(start), sympy.Integer(end), kind,
+                                             sympy.Integer(step))
+                    assert exact is not None, (op, start, end, kind, step)
+                    assert fast == max(0, int(exact)), (op, start, end, kind, step)
+                    checked += 1
+    assert checked > 100

@@ -152,3 +152,20 @@ def test_openmp_regions_are_named_by_function_and_pragma_line(tmp_path):
     found = discover([path])
     assert [(k.name, k.line, k.language) for k in found.kernels] == [
         ("first", 2, "openmp"), ("first", 5, "openmp"), ("method", 9, "openmp")]
+
+
+def test_query_captures_come_back_in_source_order():
+    """py-tree-sitter returns captures in no promised order (it varied between runs and so did
+    device-call order and overload choice); the analyzer sorts them into source order."""
+    import tree_sitter
+    from roofcast.analyzer.parsing import captures, language, matches, parse
+
+    source = "\n".join(f"__device__ int f{i}(int x) {{ return g{i}(x) + h{i}(x); }}"
+                       for i in range(40))
+    tree = parse(source, "cuda")
+    pattern = "(function_definition) @f (call_expression function: (identifier) @c)"
+    query = tree_sitter.Query(language("cuda"), pattern)
+    called = [n.text.decode() for n in captures(query, tree.root_node)["c"]]
+    assert called == [name for i in range(40) for name in (f"g{i}", f"h{i}")]
+    starts = [min(n[0].start_byte for n in m.values()) for m in matches(query, tree.root_node)]
+    assert starts == sorted(starts) and len(starts) == 120

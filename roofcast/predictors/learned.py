@@ -31,37 +31,53 @@ def packaged_model_path() -> Path:
 
 
 @dataclass
-class Tree:
-    left: np.ndarray
+class Forest:
+    """Every tree of every bag of one class, padded to one node count and stacked, so that a
+    prediction is a few array operations over all trees at once (not a Python loop per tree).
+
+    The prediction is the bags' mean of `init + rate * sum(tree values)`, which equals
+    `offset + sum(weight_t * value_t)` with the bags' mean init and weight rate / n_bags."""
+
+    offset: float
+    weight: np.ndarray  # (trees,)
+    left: np.ndarray  # (trees, nodes); -1 at leaves
     right: np.ndarray
     feature: np.ndarray
     threshold: np.ndarray
     value: np.ndarray
 
+    @classmethod
+    def from_bags(cls, bags: list[dict]) -> Forest:
+        trees = [(b["rate"] / len(bags), t) for b in bags for t in b["trees"]]
+        width = max(len(t["left"]) for _, t in trees)
+
+        def stack(key: str, fill: float, dtype: type) -> np.ndarray:
+            out = np.full((len(trees), width), fill, dtype=dtype)
+            for i, (_, tree) in enumerate(trees):
+                out[i, : len(tree[key])] = tree[key]
+            return out
+
+        return cls(
+            offset=float(np.mean([b["init"] for b in bags])),
+            weight=np.array([w for w, _ in trees]),
+            left=stack("left", -1, np.int64),
+            right=stack("right", -1, np.int64),
+            feature=np.maximum(stack("feature", 0, np.int64), 0),
+            threshold=stack("threshold", 0.0, float),
+            value=stack("value", 0.0, float),
+        )
+
     def predict(self, X: np.ndarray) -> np.ndarray:
-        node = np.zeros(len(X), dtype=np.int64)
-        while True:
-            leaf = self.left[node] < 0
-            if leaf.all():
-                return self.value[node]
-            go_left = (
-                X[np.arange(len(X)), np.maximum(self.feature[node], 0)] <= self.threshold[node]
-            )
-            nxt = np.where(go_left, self.left[node], self.right[node])
-            node = np.where(leaf, node, nxt)
-
-
-@dataclass
-class Booster:
-    init: float
-    rate: float
-    trees: list[Tree]
-
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        out = np.full(len(X), self.init)
-        for tree in self.trees:
-            out += self.rate * tree.predict(X)
-        return out
+        rows = np.arange(len(self.weight))
+        node = np.zeros((len(X), len(self.weight)), dtype=np.int64)
+        while True:  # one level of every tree per pass; leaves have no children
+            features = self.feature[rows, node]  # (samples, trees)
+            go_left = np.take_along_axis(X, features, axis=1) <= self.threshold[rows, node]
+            child = np.where(go_left, self.left[rows, node], self.right[rows, node])
+            if (child < 0).all():
+                break
+            node = np.where(child < 0, node, child)
+        return self.offset + self.value[rows, node] @ self.weight
 
 
 class LearnedPredictor:
@@ -79,25 +95,7 @@ class LearnedPredictor:
         self.model = model
         self.margin = float(model["margin"])
         self.sigma = float(model.get("residual_sigma", 0.5))
-        self.boosters = {
-            cls: [
-                Booster(
-                    b["init"],
-                    b["rate"],
-                    [
-                        Tree(
-                            *(
-                                np.asarray(t[k])
-                                for k in ("left", "right", "feature", "threshold", "value")
-                            )
-                        )
-                        for t in b["trees"]
-                    ],
-                )
-                for b in model["models"][cls]
-            ]
-            for cls in MODEL_CLASSES
-        }
+        self.forests = {cls: Forest.from_bags(model["models"][cls]) for cls in MODEL_CLASSES}
 
     @classmethod
     def load(cls, path: Path | str | None = None) -> LearnedPredictor:
@@ -109,7 +107,7 @@ class LearnedPredictor:
             return cls(json.load(handle))
 
     def predict_log_ai(self, X: np.ndarray) -> dict[str, np.ndarray]:
-        return {c: np.mean([b.predict(X) for b in self.boosters[c]], axis=0) for c in MODEL_CLASSES}
+        return {c: self.forests[c].predict(X) for c in MODEL_CLASSES}
 
     def predict(self, kernel, gpu: GPU, context: LaunchContext | None = None) -> Verdict:
         x = np.nan_to_num(

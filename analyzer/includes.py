@@ -1,0 +1,54 @@
+"""Which file a quoted `#include "name"` means, without the compiler's -I flags.
+
+Next to the includer first, then under each root; failing both, the listed file of that
+name nearest to the includer in the folder tree, then by name (ties: listing order).
+Nearest rather than first found: one program's `#include "common.h"` does not pick another
+program's header when several are analysed together, and the answer does not depend on the
+order files happen to be read in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from roofcast.analyzer.sources import KERNEL_SUFFIXES
+
+_INCLUDABLE = KERNEL_SUFFIXES | {""}
+
+
+def resolve_include(
+    origin: Path, include: str, roots: Sequence[Path], by_name: Mapping[str, list[Path]]
+) -> Path | None:
+    """The resolved path `origin`'s `#include "include"` reads, or None when none is found."""
+    for candidate in (origin.parent / include, *(root / include for root in roots)):
+        if candidate.suffix.lower() in _INCLUDABLE and candidate.is_file():
+            return candidate.resolve()
+    same_name = by_name.get(Path(include).name)
+    if not same_name:
+        return None
+    where = origin.resolve()
+    return max(same_name, key=lambda path: _closeness(path, where))
+
+
+def files_by_name(files: Sequence[Path]) -> dict[str, list[Path]]:
+    """Resolved listed files by base name, in listing order: the fallback's candidates."""
+    out: dict[str, list[Path]] = {}
+    for path in files:
+        key = path.resolve()
+        out.setdefault(key.name, []).append(key)
+    return out
+
+
+def _closeness(candidate: Path, origin: Path) -> tuple[int, int]:
+    """Folders in common, then characters in common: `prog-hip/x.cu` reaching for the
+    `-I../prog-cuda` header picks `prog-cuda/`, not another program's file of that name."""
+    a, b = candidate.parts, origin.parts
+    shared = 0
+    while shared < min(len(a), len(b)) and a[shared] == b[shared]:
+        shared += 1
+    x, y = str(candidate), str(origin)
+    chars = 0
+    while chars < min(len(x), len(y)) and x[chars] == y[chars]:
+        chars += 1
+    return shared, chars
