@@ -9,16 +9,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
-import tree_sitter
 from roofcast.analyzer import cuda, openmp
+from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
 from roofcast.analyzer.includes import files_by_name, resolve_include
 from roofcast.analyzer.index import FileIndex, build_index
 from roofcast.analyzer.model import FileProblem, KernelIR
-from roofcast.analyzer.parsing import language, matches, node_text, parse
+from roofcast.analyzer.parsing import parse
 from roofcast.analyzer.preprocess import Macro, collect_macros, includes, preprocess, strip_comments
 from roofcast.analyzer.sources import (
     SourceError,
@@ -151,14 +150,14 @@ def discover_files(
     listed = frozenset(p.resolve() for p in files)
     launches_by_dir: dict[Path, cuda.LaunchMap] = {}
 
-    calls_by_dir: dict[Path, openmp.CallMap] = {}
+    calls_by_dir: dict[Path, CallSites] = {}
 
-    def calls_near(path: Path) -> openmp.CallMap:
+    def calls_near(path: Path) -> CallSites:
         """Plain calls in the region's folder: how its function's parameters are passed."""
         folder = path.resolve().parent
         if folder not in calls_by_dir:
             near = [i for k, i in indexer.indices.items() if i is not None and k.parent == folder]
-            calls_by_dir[folder] = call_map(near)
+            calls_by_dir[folder] = CallSites(near)
         return calls_by_dir[folder]
 
     def launches_near(path: Path) -> cuda.LaunchMap:
@@ -236,25 +235,3 @@ def _may_hold_kernels(path: Path) -> bool:
         except OSError:
             continue
     return False
-
-
-@cache
-def _call_query(grammar: str) -> tree_sitter.Query:
-    return tree_sitter.Query(
-        language(grammar), "(call_expression function: [(identifier) (template_function)] @f) @c"
-    )
-
-
-def call_map(indices: list[FileIndex]) -> openmp.CallMap:
-    """Function name -> its plain call sites (and their grammar), over the given files."""
-    calls: openmp.CallMap = {}
-    for index in indices:
-        for caps in matches(_call_query(index.grammar), index.tree.root_node):
-            fn, call = caps.get("f"), caps.get("c")
-            if not fn or not call:
-                continue
-            node = fn[0]
-            if node.type == "template_function":
-                node = node.child_by_field_name("name") or node
-            calls.setdefault(node_text(node), []).append((call[0], index.grammar))
-    return calls

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import tree_sitter
+from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
 from roofcast.analyzer.cuda import parameters, signature
 from roofcast.analyzer.index import FileIndex, function_name, template_params
@@ -81,11 +82,10 @@ def _enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
 Owner = tuple[tree_sitter.Node, int]
 
 
-CallMap = dict[str, list[tuple[tree_sitter.Node, str]]]  # function name -> (call node, grammar)
 
 
 def _call_bindings(
-    func: tree_sitter.Node, name: str, calls: CallMap | None, grammar: str
+    func: tree_sitter.Node, name: str, calls: CallSites | None, grammar: str
 ) -> dict[str, str]:
     """Parameters of the region's function as passed by its first caller in the folder."""
     from roofcast.analyzer.hostvalues import bind_call
@@ -119,7 +119,7 @@ def _footprint(index: FileIndex, func: tree_sitter.Node, pragma: tree_sitter.Nod
 
 
 def regions_in(
-    index: FileIndex, context: Context, owner: Owner | None = None, calls: CallMap | None = None
+    index: FileIndex, context: Context, owner: Owner | None = None, calls: CallSites | None = None
 ) -> list[KernelIR]:
     """Target regions of a file; `owner` is the function that #includes this file, if any."""
     regions = []

@@ -26,7 +26,8 @@ def parse(text: str | bytes, grammar: str = "cuda") -> tree_sitter.Tree:
 
 
 def node_text(node: tree_sitter.Node) -> str:
-    return node.text.decode("utf-8", "replace") if node.text is not None else ""
+    text = node.text  # a property that copies the bytes: read it once
+    return text.decode("utf-8", "replace") if text is not None else ""
 
 
 def _document_order(node: tree_sitter.Node) -> tuple[int, int]:

@@ -1,64 +1,85 @@
 """Analysis speed: kernels/s and the ratio of full analysis time to a bare tree-sitter parse.
 
-    python bench/speed.py PATH [--repeat 3] [--limit-folders N]
+    python bench/speed.py PATH [--jobs N] [--repeat 3] [--gpu rtx3080]
 
-Both timings cover the same files in the same process; medians over --repeat runs.
+"Full analysis" is what `analyze PATH --gpu G` does before printing: expand the folder, split
+it into independent groups, discover kernels, count, resolve, and predict with the default
+(learned) predictor, in N processes (default: one per available CPU). The bare parse reads
+and parses every listed file with tree-sitter and nothing else, once in one process and once
+spread over the same N processes, so that the ratio is also given at equal parallelism.
+Medians over --repeat runs, all measured in this one process run.
 """
+
 from __future__ import annotations
 
 import argparse
 import statistics
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from roofcast.analyzer import discover
 from roofcast.analyzer.parsing import parse
+from roofcast.analyzer.partition import independent_groups
 from roofcast.analyzer.sources import SourceError, expand_paths, read_source
-from roofcast.features import count_features
-from roofcast.features.resolve import resolve_counts
+from roofcast.gpu_specs import load_gpu
+from roofcast.pipeline import analyze_paths, available_cpus
 
 
-def bare_parse(files: list[Path]) -> float:
-    start = time.perf_counter()
+def parse_files(files: list[Path]) -> int:
     for path in files:
         try:
             source = read_source(path)
         except SourceError:
             continue
         parse(source.text, source.grammar)
+    return len(files)
+
+
+def bare_parse(files: list[Path]) -> float:
+    start = time.perf_counter()
+    parse_files(files)
     return time.perf_counter() - start
 
 
-def full_analysis(roots: list[Path]) -> tuple[float, int]:
+def bare_parse_parallel(groups: list[list[Path]], jobs: int) -> float:
     start = time.perf_counter()
-    kernels = 0
-    for root in roots:
-        for ir in discover([root]).kernels:
-            resolve_counts(count_features(ir, {}))
-            kernels += 1
-    return time.perf_counter() - start, kernels
+    with ProcessPoolExecutor(jobs) as pool:
+        list(pool.map(parse_files, sorted(groups, key=len, reverse=True)))
+    return time.perf_counter() - start
+
+
+def full_analysis(path: Path, gpu_name: str, jobs: int) -> tuple[float, int]:
+    start = time.perf_counter()
+    report = analyze_paths([path], load_gpu(gpu_name), jobs=jobs)
+    return time.perf_counter() - start, len(report.kernels)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", type=Path)
+    parser.add_argument("--jobs", type=int, default=available_cpus())
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--limit-folders", type=int, default=0)
+    parser.add_argument("--gpu", default="rtx3080")
     args = parser.parse_args()
-    roots = sorted(p for p in args.path.iterdir() if p.is_dir()) or [args.path]
-    if args.limit_folders:
-        roots = roots[: args.limit_folders]
-    files = expand_paths(roots)
-    parse_times, analysis_times, kernels = [], [], 0
+    files = expand_paths([args.path])
+    groups = independent_groups(files, [args.path])
+    serial_parse, parallel_parse, serial, parallel, kernels = [], [], [], [], 0
     for _ in range(args.repeat):
-        parse_times.append(bare_parse(files))
-        seconds, kernels = full_analysis(roots)
-        analysis_times.append(seconds)
-    p, a = statistics.median(parse_times), statistics.median(analysis_times)
-    print(f"folders {len(roots)}  files {len(files)}  kernels {kernels}")
-    print(f"bare tree-sitter parse  median {p:.2f} s")
-    print(f"full analysis           median {a:.2f} s  ({kernels / a:.0f} kernels/s)")
-    print(f"ratio analysis / parse  {a / p:.2f}x")
+        serial_parse.append(bare_parse(files))
+        parallel_parse.append(bare_parse_parallel(groups, args.jobs))
+        seconds, kernels = full_analysis(args.path, args.gpu, 1)
+        serial.append(seconds)
+        seconds, kernels = full_analysis(args.path, args.gpu, args.jobs)
+        parallel.append(seconds)
+    p1, pn = statistics.median(serial_parse), statistics.median(parallel_parse)
+    a1, an = statistics.median(serial), statistics.median(parallel)
+    print(f"files {len(files)}  independent groups {len(groups)}  kernels {kernels}")
+    print(f"{'':28s}{'1 process':>14s}{f'{args.jobs} processes':>16s}")
+    print(f"{'bare tree-sitter parse (s)':28s}{p1:14.2f}{pn:16.2f}")
+    print(f"{'full analysis (s)':28s}{a1:14.2f}{an:16.2f}")
+    print(f"{'kernels/s':28s}{kernels / a1:14.0f}{kernels / an:16.0f}")
+    print(f"{'analysis / bare parse':28s}{a1 / p1:13.2f}x{an / pn:15.2f}x")
+    print(f"analysis with {args.jobs} processes / bare parse in 1 process: {an / p1:.2f}x")
 
 
 if __name__ == "__main__":

@@ -63,6 +63,7 @@ _ASSIGNED_QUERY = """
 (declaration declarator: (identifier) @name)
 (declaration declarator: (array_declarator declarator: (identifier) @name))
 """
+_MISSING = object()
 _FLOAT_LITERAL = re.compile(r"^[0-9.]*([0-9]\.|\.[0-9]|[eE][+-]?[0-9])")
 
 
@@ -128,6 +129,9 @@ class KernelCounter:
         self.macro_values: dict[str, sympy.Expr | None] = {}
         self.max_depth = 0
         self.nest_products: dict[tuple[int, ...], sympy.Expr] = {}
+        # node type -> bound handler (or None): one dict lookup per node instead of getattr
+        self._expr_handlers: dict[str, object] = {}
+        self._stmt_handlers: dict[str, object] = {}
 
     # ---------------------------------------------------------------- tallies
     @property
@@ -497,7 +501,9 @@ class KernelCounter:
         if node is None:
             return UNKNOWN
         t = node.type
-        handler = getattr(self, "_e_" + t, None)
+        handler = self._expr_handlers.get(t, _MISSING)
+        if handler is _MISSING:
+            handler = self._expr_handlers[t] = getattr(self, "_e_" + t, None)
         if handler is not None:
             return handler(node)
         if t == "ERROR":
@@ -924,7 +930,9 @@ class KernelCounter:
     def stmt(self, node: tree_sitter.Node | None) -> None:
         if node is None:
             return
-        handler = getattr(self, "_s_" + node.type, None)
+        handler = self._stmt_handlers.get(node.type, _MISSING)
+        if handler is _MISSING:
+            handler = self._stmt_handlers[node.type] = getattr(self, "_s_" + node.type, None)
         if handler is not None:
             handler(node)
             return

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, lru_cache
 
 import sympy
 import tree_sitter
@@ -22,15 +22,11 @@ def count_features(ir: KernelIR, defines: Mapping[str, str] | None = None) -> Fe
     """Per-thread (CUDA) or per-iteration (OpenMP) counts of one kernel; see docs/counting.md."""
     counter = KernelCounter(ir, defines or {})
     if ir.footprint:
-        try:
-            counter.fv.footprint = sympy.sympify(ir.footprint, locals=_ARGV_LOCALS)
-        except (sympy.SympifyError, TypeError, ValueError):
-            counter.fv.footprint = None
+        counter.fv.footprint = host_expression(ir.footprint)
     for name, text in ir.host_bindings.items():
-        try:
-            counter.fv.host_bindings[name] = sympy.sympify(text, locals=_ARGV_LOCALS)
-        except (sympy.SympifyError, TypeError, ValueError):
-            continue
+        value = host_expression(text)
+        if value is not None:
+            counter.fv.host_bindings[name] = value
     if ir.language == "cuda":
         _count_cuda(counter, ir)
     else:
@@ -55,6 +51,19 @@ def _count_cuda(counter: KernelCounter, ir: KernelIR) -> None:
 
 
 _ARGV_LOCALS = {f"argv_{k}": sympy.Symbol(f"argv_{k}", positive=True) for k in range(1, 32)}
+
+
+@lru_cache(maxsize=8192)
+def host_expression(text: str) -> sympy.Expr | None:
+    """A host value as the analyzer wrote it (a string over constants and argv_k), parsed once:
+    sympy's parser costs far more than the counting that uses the value."""
+    text = text.strip()
+    if text.isdigit():
+        return sympy.Integer(int(text))
+    try:
+        return sympy.sympify(text, locals=_ARGV_LOCALS)
+    except (sympy.SympifyError, TypeError, ValueError, SyntaxError):
+        return None
 
 
 @cache

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import sympy
 from roofcast.analyzer.hostvalues import exe_arg_values
+from roofcast.features.numeric import NotNumeric, evaluate
 from roofcast.features.symbolic import symbol
 from roofcast.features.vector import STRUCTURE_FIELDS, FeatureVector
 
@@ -89,7 +90,8 @@ class ResolvedCounts:
     load_bytes: float
     store_bytes: float
     threads: float
-    symbolic: dict[str, str] = field(default_factory=dict)
+    #: count field -> its partly bound expression (text on output: printing is costly)
+    symbolic: dict[str, sympy.Expr | str] = field(default_factory=dict)
     unbound: set[str] = field(default_factory=set)
     defaults: dict[str, int] = field(default_factory=dict)
     structure: dict[str, float] = field(default_factory=dict)
@@ -112,7 +114,7 @@ class ResolvedCounts:
         return out
 
     def _maybe_symbolic(self, key: str, value: float) -> float | str:
-        return self.symbolic.get(key, _clean(value))
+        return str(self.symbolic[key]) if key in self.symbolic else _clean(value)
 
     def flops_json(self) -> dict[str, float | str]:
         return {c: self._maybe_symbolic(f"flops_{c}", self.flops.get(c, 0.0)) for c in CLASSES}
@@ -202,22 +204,24 @@ def resolve_counts(
         exprs["threads"] = fv.work_items
     else:
         exprs["threads"] = sympy.Mul(*(symbol(n) for n in DEFAULT_LAUNCH))
-    bound = {k: substitute(e, values) for k, e in exprs.items()}
     footprint = 0.0
     if fv.footprint is not None:
         resolved_fp = substitute(substitute(fv.footprint, host_values), values)
         footprint = _number(resolved_fp) if not resolved_fp.free_symbols else 0.0
+    # Fully bound expressions go straight to numbers; the rest keep their partly bound form
+    # (its free names are the unbound symbols; the count fields' forms are shown to users).
+    partial: dict[str, sympy.Expr] = {}
     unbound: set[str] = set()
-    for e in bound.values():
-        unbound |= {s.name for s in e.free_symbols}
+    for key, expr in exprs.items():
+        if not isinstance(expr, sympy.Basic):
+            expr = exprs[key] = sympy.sympify(expr)
+        if any(s.name not in values for s in expr.free_symbols):
+            partial[key] = substitute(expr, values)
+            unbound |= {s.name for s in partial[key].free_symbols}
     defaults = {name: default_for(name) for name in unbound}
-    symbolic = {
-        k: str(e)
-        for k, e in bound.items()
-        if e.free_symbols
-        and k in ("flops_sp", "flops_dp", "flops_hp", "flops_int", "load_bytes", "store_bytes")
-    }
-    numbers = {k: _number(substitute(e, defaults)) for k, e in bound.items()}
+    everything = {**values, **defaults}
+    symbolic = {k: e for k, e in partial.items() if e.free_symbols and k in _SHOWN_SYMBOLIC}
+    numbers = {k: _evaluated(e, everything) for k, e in exprs.items()}
     special = {k.split(":", 1)[1]: v for k, v in numbers.items() if k.startswith("special:")}
     return ResolvedCounts(
         flops={
@@ -243,6 +247,20 @@ def resolve_counts(
         },
         structure={**{k: numbers[k] for k in STRUCTURE_FIELDS}, "footprint": footprint},
     )
+
+
+_SHOWN_SYMBOLIC = ("flops_sp", "flops_dp", "flops_hp", "flops_int", "load_bytes", "store_bytes")
+
+
+def _evaluated(expr: sympy.Expr, values: Mapping[str, float]) -> float:
+    """The expression's number at `values` (every free name bound), clamped like `_number`."""
+    try:
+        value = float(evaluate(expr, values))
+    except (NotNumeric, OverflowError, ZeroDivisionError, ValueError, TypeError):
+        return _number(substitute(expr, values))
+    if not math.isfinite(value):
+        return MAX_COUNT if value > 0 else 0.0
+    return max(-MAX_COUNT, min(MAX_COUNT, value))
 
 
 def _used_in_counts(fv: FeatureVector, name: str) -> bool:
