@@ -23,6 +23,7 @@ from roofcast.analyzer.sources import (
     SourceError,
     expand_paths,
     read_source,
+    resolved,
 )
 
 MAX_INCLUDE_DEPTH = 8
@@ -41,6 +42,7 @@ class _Indexer:
     def __init__(self, defines: Mapping[str, str] | None = None) -> None:
         self.defines = dict(defines or {})
         self.macro_cache: dict[Path, dict[str, Macro]] = {}
+        self.own_macros: dict[Path, dict[str, Macro]] = {}  # defined in the file itself
         self.text_cache: dict[Path, str | None] = {}
         self.indices: dict[Path, FileIndex | None] = {}
         self.by_name: dict[str, list[Path]] = {}  # the listing's files: include fallback
@@ -48,7 +50,7 @@ class _Indexer:
         self.roots: list[Path] = []
 
     def index(self, path: Path) -> FileIndex | None:
-        key = path.resolve()
+        key = resolved(path)
         if key in self.indices:
             return self.indices[key]
         self.indices[key] = None
@@ -68,7 +70,9 @@ class _Indexer:
         stripped = strip_comments(source.text)
         # Conditionals see --define, then macros of included headers; the file's own
         # #defines join as they are met (an include guard is not defined before its #ifndef).
-        own = collect_macros(source.text)
+        own = self.own_macros.get(key)
+        if own is None:
+            own = self.own_macros[key] = collect_macros(source.text)
         known = {k: m.body or "1" for k, m in macros.items() if m.params is None and k not in own}
         expanded = preprocess(
             stripped, macros, comments_stripped=True, defined={**known, **self.defines}
@@ -77,7 +81,7 @@ class _Indexer:
         index = build_index(path, source.grammar, tree)
         index.display_lines = stripped.split("\n")
         for fn in index.functions:
-            fn.display = index.display(fn.node.start_point[0] + 1, fn.node.end_point[0] + 1)
+            fn.lines = index.display_lines
         self.indices[key] = index
         return index
 
@@ -100,14 +104,15 @@ class _Indexer:
                 child_text = self.text_cache[target]
                 if child_text is not None:
                     merged.update(self.macros_for(target, child_text, depth + 1))
-        merged.update(collect_macros(text))
+        self.own_macros[path] = collect_macros(text)
+        merged.update(self.own_macros[path])
         self.macro_cache[path] = merged
         return dict(merged)
 
     def visible(self, index: FileIndex, roots: Sequence[Path]) -> list[FileIndex]:
         """The file's own index, then every quoted include found next to it or under a root."""
         out = [index]
-        seen = {index.path.resolve()}
+        seen = {resolved(index.path)}
         frontier = [(index, 0)]
         while frontier:
             current, depth = frontier.pop(0)
@@ -139,6 +144,7 @@ def discover_files(
     files: Sequence[Path], roots: Sequence[Path], defines: Mapping[str, str] | None = None
 ) -> DiscoveryResult:
     """All kernels in a listing of files (see `partition` for analysing one in parts)."""
+    resolved.cache_clear()  # files may have changed since the last analysis in this process
     indexer = _Indexer(defines)
     indexer.roots = list(roots)
     indexer.by_name = files_by_name(files)
@@ -147,14 +153,14 @@ def discover_files(
         if _may_hold_kernels(path):
             indexer.index(path)
     seen_kernels: set[tuple[Path, int, str]] = set()
-    listed = frozenset(p.resolve() for p in files)
+    listed = frozenset(resolved(p) for p in files)
     launches_by_dir: dict[Path, cuda.LaunchMap] = {}
 
     calls_by_dir: dict[Path, CallSites] = {}
 
     def calls_near(path: Path) -> CallSites:
         """Plain calls in the region's folder: how its function's parameters are passed."""
-        folder = path.resolve().parent
+        folder = resolved(path).parent
         if folder not in calls_by_dir:
             near = [i for k, i in indexer.indices.items() if i is not None and k.parent == folder]
             calls_by_dir[folder] = CallSites(near)
@@ -162,14 +168,14 @@ def discover_files(
 
     def launches_near(path: Path) -> cuda.LaunchMap:
         """Launch sites in the kernel's own folder: where its host code lives."""
-        folder = path.resolve().parent
+        folder = resolved(path).parent
         if folder not in launches_by_dir:
             near = [i for k, i in indexer.indices.items() if i is not None and k.parent == folder]
             launches_by_dir[folder] = cuda.launch_map(near)
         return launches_by_dir[folder]
 
     for path in files:
-        index = indexer.indices.get(path.resolve())
+        index = indexer.indices.get(resolved(path))
         if index is None:
             continue  # unreadable, or no kernel markers (headers are indexed when included)
         visible = indexer.visible(index, roots)
@@ -178,7 +184,7 @@ def discover_files(
         # Kernels defined in included headers of the same tree belong to the analysis too.
         for source_index in visible:
             pasted = source_index.path.name in index.function_includes
-            if source_index is not index and source_index.path.resolve() in listed and not pasted:
+            if source_index is not index and resolved(source_index.path) in listed and not pasted:
                 continue
             if source_index.grammar == "cuda":
                 found.extend(
@@ -196,7 +202,7 @@ def discover_files(
                 openmp.regions_in(source_index, context, owner, calls_near(source_index.path))
             )
         for kernel in found:
-            key = (Path(kernel.file).resolve(), kernel.line, kernel.name)
+            key = (resolved(Path(kernel.file)), kernel.line, kernel.name)
             if key not in seen_kernels:
                 seen_kernels.add(key)
                 result.kernels.append(kernel)

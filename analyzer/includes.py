@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from roofcast.analyzer.sources import KERNEL_SUFFIXES
+from roofcast.analyzer.sources import KERNEL_SUFFIXES, resolved
 
 _INCLUDABLE = KERNEL_SUFFIXES | {""}
 
@@ -23,11 +23,11 @@ def resolve_include(
     """The resolved path `origin`'s `#include "include"` reads, or None when none is found."""
     for candidate in (origin.parent / include, *(root / include for root in roots)):
         if candidate.suffix.lower() in _INCLUDABLE and candidate.is_file():
-            return candidate.resolve()
+            return resolved(candidate)
     same_name = by_name.get(Path(include).name)
     if not same_name:
         return None
-    where = origin.resolve()
+    where = resolved(origin)
     return max(same_name, key=lambda path: _closeness(path, where))
 
 
@@ -35,7 +35,7 @@ def files_by_name(files: Sequence[Path]) -> dict[str, list[Path]]:
     """Resolved listed files by base name, in listing order: the fallback's candidates."""
     out: dict[str, list[Path]] = {}
     for path in files:
-        key = path.resolve()
+        key = resolved(path)
         out.setdefault(key.name, []).append(key)
     return out
 

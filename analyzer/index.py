@@ -46,8 +46,14 @@ class FunctionInfo:
     qualifiers: frozenset[str]
     template_params: list[str]
     node: tree_sitter.Node
-    display: str = ""
     callees: list[str] | None = None
+    #: the file's display lines (shared with its index), for `display`
+    lines: list[str] = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def display(self) -> str:
+        """The function as written, comments removed: built on demand, most are never shown."""
+        return _display(self.lines, self.node.start_point[0] + 1, self.node.end_point[0] + 1)
 
     @property
     def bare_name(self) -> str:
@@ -82,14 +88,17 @@ class FileIndex:
 
     def display(self, first_line: int, last_line: int) -> str:
         """Lines first..last (1-based, inclusive) as written, comments removed."""
-        if not self.display_lines:
-            return ""
-        chunk = self.display_lines[first_line - 1 : last_line]
-        return "\n".join(line.rstrip() for line in chunk if line.strip())
+        return _display(self.display_lines, first_line, last_line)
 
     @property
     def error_count(self) -> int:
         return 1 if self.tree.root_node.has_error else 0
+
+
+def _display(lines: list[str], first_line: int, last_line: int) -> str:
+    if not lines:
+        return ""
+    return "\n".join(line.rstrip() for line in lines[first_line - 1 : last_line] if line.strip())
 
 
 def function_name(func: tree_sitter.Node) -> str | None:

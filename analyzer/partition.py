@@ -16,6 +16,7 @@ from pathlib import Path
 
 import networkx as nx
 from roofcast.analyzer.includes import files_by_name, resolve_include
+from roofcast.analyzer.sources import resolved
 
 _QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
@@ -30,14 +31,15 @@ def _quoted_includes(path: Path) -> list[str]:
 
 def independent_groups(files: Sequence[Path], roots: Sequence[Path]) -> list[list[Path]]:
     """Connected components of `files` (listing order kept inside and across groups)."""
-    resolved = {path: path.resolve() for path in files}
+    resolved.cache_clear()
+    keys = {path: resolved(path) for path in files}
     by_name = files_by_name(files)
     graph = nx.Graph()
-    graph.add_nodes_from(resolved.values())
+    graph.add_nodes_from(keys.values())
     first_in_folder: dict[Path, Path] = {}
-    for key in resolved.values():
+    for key in keys.values():
         graph.add_edge(key, first_in_folder.setdefault(key.parent, key))
-    frontier = list(resolved.values())
+    frontier = list(keys.values())
     scanned: set[Path] = set()
     while frontier:
         origin = frontier.pop()
@@ -49,11 +51,11 @@ def independent_groups(files: Sequence[Path], roots: Sequence[Path]) -> list[lis
             if target is not None:
                 graph.add_edge(origin, target)
                 frontier.append(target)  # headers outside the listing carry includes too
-    order = {key: i for i, key in enumerate(resolved.values())}
-    originals = {key: path for path, key in resolved.items()}
+    order = {key: i for i, key in enumerate(keys.values())}
+    originals = {key: path for path, key in keys.items()}
     groups = []
     for component in nx.connected_components(graph):
         listed = sorted((k for k in component if k in order), key=order.__getitem__)
         if listed:
             groups.append([originals[k] for k in listed])
-    return sorted(groups, key=lambda group: order[resolved[group[0]]])
+    return sorted(groups, key=lambda group: order[keys[group[0]]])

@@ -130,8 +130,7 @@ class _Expander:
             else:
                 values[p] = args[i].strip() if i < len(args) else ""
         body = macro.body
-        body = re.sub(
-            r"#\s*([A-Za-z_]\w*)",
+        body = _STRINGIZE.sub(
             lambda m: '"' + values[m.group(1)] + '"' if m.group(1) in values else m.group(0),
             body.replace("##", "\0"),
         )
@@ -141,8 +140,8 @@ class _Expander:
             word = m.group(0)
             return expanded.get(word, word)
 
-        body = re.sub(r"[A-Za-z_]\w*", token, body)
-        return re.sub(r"\s*\0\s*", "", body)
+        body = _WORD.sub(token, body)
+        return _PASTE.sub("", body) if "\0" in body else body
 
 
 def _call_args(text: str, pos: int) -> tuple[list[str], int] | None:
@@ -174,6 +173,10 @@ def _call_args(text: str, pos: int) -> tuple[list[str], int] | None:
     return None
 
 
+_UNDEF = re.compile(r"^[ \t]*#[ \t]*undef[ \t]+(\w+)")
+_PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma\b")
+_STRINGIZE = re.compile(r"#\s*([A-Za-z_]\w*)")
+_PASTE = re.compile(r"\s*\0\s*")
 _CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
 #: what nvcc / an OpenMP compiler predefine; other unknown names make a condition undecidable
 KNOWN_DEFINED = frozenset({"__CUDACC__", "__NVCC__", "__CUDA_ARCH__", "_OPENMP", "__cplusplus"})
@@ -241,16 +244,20 @@ def resolve_conditionals(text: str, defined: Mapping[str, str]) -> str:
     defined = dict(defined)
     stack: list[list[bool]] = []  # per level: [this arm active, an arm already taken]
     out: list[str] = []
+    active = True  # all(level[0] for level in stack), kept up to date
     i = 0
     while i < len(lines):
         line = lines[i]
+        if "#" not in line:  # most lines: no directive, kept or blanked as the arm says
+            out.append(line if active else "")
+            i += 1
+            continue
         block = [line]
         while block[-1].endswith("\\") and i + 1 < len(lines) and _DIRECTIVE.match(line):
             i += 1
             block.append(lines[i])
         i += 1
         match = _CONDITIONAL.match(line)
-        active = all(level[0] for level in stack)
         if match:
             kind, rest = (
                 match.group(1),
@@ -268,6 +275,7 @@ def resolve_conditionals(text: str, defined: Mapping[str, str]) -> str:
                 stack[-1] = [not stack[-1][1], True]
             elif kind == "endif" and stack:
                 stack.pop()
+            active = all(level[0] for level in stack)
             out.extend([""] * len(block))
             continue
         if active:
@@ -275,7 +283,7 @@ def resolve_conditionals(text: str, defined: Mapping[str, str]) -> str:
             if match_define and match_define.group(2) is None:
                 body = match_define.group(3).split("//")[0].strip()
                 defined.setdefault(match_define.group(1), body or "1")
-            undef = re.match(r"^[ \t]*#[ \t]*undef[ \t]+(\w+)", line)
+            undef = _UNDEF.match(line)
             if undef:
                 defined.pop(undef.group(1), None)
         out.extend(block if active else [""] * len(block))
@@ -312,7 +320,7 @@ def preprocess(
                 i += 1
                 block.append(lines[i])
             joined = "\n".join(block)
-            if re.match(r"^[ \t]*#[ \t]*pragma\b", line):
+            if _PRAGMA.match(line):
                 joined = expander.expand(joined)
             out.append(joined)
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 CUDA_SUFFIXES = frozenset({".cu", ".cuh"})
@@ -32,6 +33,13 @@ class SourceFile:
         if self.path.suffix.lower() in CPP_SUFFIXES and not _CUDA_MARKERS.search(self.text):
             return "cpp"
         return "cuda"  # also .cpp files holding CUDA code (kernels included into a .cu)
+
+
+@cache
+def resolved(path: Path) -> Path:
+    """`path.resolve()`, memoised: discovery asks for the same paths thousands of times and
+    each answer costs system calls. Callers clear the cache when a new analysis starts."""
+    return path.resolve()
 
 
 def expand_paths(paths: Iterable[Path]) -> list[Path]:

@@ -92,9 +92,14 @@ def analyze_kernels(
     for ir in kernels:
         features = count_features(ir, defines or {})
         resolved = resolve_counts(features, defines or {}, context)
-        result = KernelResult(ir=ir, features=features, resolved=resolved)
-        result.verdict = predictor.predict(result, gpu, context)
-        results.append(result)
+        results.append(KernelResult(ir=ir, features=features, resolved=resolved))
+    predict_many = getattr(predictor, "predict_many", None)
+    if predict_many is not None:  # batched (the learned model): one pass for all kernels
+        verdicts = predict_many(results, gpu, context)
+    else:
+        verdicts = [predictor.predict(result, gpu, context) for result in results]
+    for result, verdict in zip(results, verdicts, strict=True):
+        result.verdict = verdict
     return results
 
 

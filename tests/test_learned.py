@@ -132,3 +132,17 @@ def test_baseline_predictor_runs_on_the_corpus(gpu):
     report = analyze_paths([ROOT / "kernels"], load_gpu(gpu))
     bounds = {k.verdict.bound for k in report.kernels}
     assert bounds <= {"compute", "bandwidth"} and len(report.kernels) >= 30
+
+
+def test_batched_predictions_equal_one_at_a_time():
+    """analyze predicts a whole group in one pass; each verdict must be the single-kernel one."""
+    gpu = load_gpu("a100")
+    report = analyze_paths([ROOT / "kernels"], gpu)
+    model = LearnedPredictor.load()
+    batched = model.predict_many(report.kernels, gpu)
+    assert len(batched) == len(report.kernels) >= 30
+    for kernel, verdict in zip(report.kernels, batched, strict=True):
+        single = model.predict(kernel, gpu)
+        assert (verdict.bound, verdict.reason, verdict.confidence) == (
+            single.bound, single.reason, single.confidence)
+        assert kernel.verdict.bound == verdict.bound

@@ -110,13 +110,24 @@ class LearnedPredictor:
         return {c: self.forests[c].predict(X) for c in MODEL_CLASSES}
 
     def predict(self, kernel, gpu: GPU, context: LaunchContext | None = None) -> Verdict:
+        return self.predict_many([kernel], gpu, context)[0]
+
+    def predict_many(
+        self, kernels: list, gpu: GPU, context: LaunchContext | None = None
+    ) -> list[Verdict]:
+        """One pass of the forests over all kernels: per-call overhead paid once."""
+        if not kernels:
+            return []
         x = np.nan_to_num(
-            np.asarray([kernel_features(kernel, gpu, context)], dtype=float),
+            np.asarray([kernel_features(k, gpu, context) for k in kernels], dtype=float),
             posinf=30.0,
             neginf=-30.0,
         )
-        logs = {c: float(v[0]) for c, v in self.predict_log_ai(x).items()}
-        return self.verdict(logs, gpu, kernel.resolved.intensities)
+        logs = self.predict_log_ai(x)
+        return [
+            self.verdict({c: float(v[i]) for c, v in logs.items()}, gpu, k.resolved.intensities)
+            for i, k in enumerate(kernels)
+        ]
 
     def verdict(self, logs: dict[str, float], gpu: GPU, static: dict[str, float]) -> Verdict:
         balance = gpu.balance_points
