@@ -9,11 +9,12 @@ call, constants, casts, arithmetic, sizeof and the C conversions of argv.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from functools import cache
 
 import sympy
 import tree_sitter
-from roofcast.analyzer.parsing import captures, language, matches, node_text
+from roofcast.analyzer.parsing import captures, language, matches, node_text, operator
 
 MAX_DEPTH = 6
 _ARGV_CALLS = {
@@ -72,6 +73,34 @@ def _defs_query(grammar: str) -> tree_sitter.Query:
     )
 
 
+_DEFINITIONS: OrderedDict[tuple[int, int, int, str], tuple[tree_sitter.Node, dict]] = OrderedDict()
+_DEFINITIONS_KEPT = 256
+
+
+def _definitions(
+    body: tree_sitter.Node, grammar: str
+) -> dict[str, list[tuple[int, tree_sitter.Node]]]:
+    """name -> [(byte offset, value)] of a function body's assignments, shared by every scope
+    built on the same function (one host `main` launches many kernels). Read-only.
+
+    The cache keeps the body node, which keeps its tree alive, so a node id in a key cannot
+    be reused by another tree while the entry exists."""
+    key = (body.id, body.start_byte, body.end_byte, grammar)
+    hit = _DEFINITIONS.get(key)
+    if hit is not None:
+        _DEFINITIONS.move_to_end(key)
+        return hit[1]
+    defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
+    for caps in matches(_defs_query(grammar), body):
+        name, value = caps.get("name"), caps.get("value")
+        if name and value:
+            defs.setdefault(node_text(name[0]), []).append((value[0].start_byte, value[0]))
+    _DEFINITIONS[key] = (body, defs)
+    if len(_DEFINITIONS) > _DEFINITIONS_KEPT:
+        _DEFINITIONS.popitem(last=False)
+    return defs
+
+
 class HostScope:
     """Definitions of one host function, searched backwards from a call."""
 
@@ -84,10 +113,7 @@ class HostScope:
         body = func.child_by_field_name("body")
         if body is None:
             return
-        for caps in matches(_defs_query(grammar), body):
-            name, value = caps.get("name"), caps.get("value")
-            if name and value:
-                self.defs.setdefault(node_text(name[0]), []).append((value[0].start_byte, value[0]))
+        self.defs = _definitions(body, grammar)
 
     def value(
         self, node: tree_sitter.Node | None, before: int, depth: int = 0
@@ -130,7 +156,7 @@ class HostScope:
             b = self.value(node.child_by_field_name("right"), before, depth + 1)
             if a is None or b is None:
                 return None
-            op = node_text(node.child_by_field_name("operator"))
+            op = operator(node)
             ops = {
                 "+": lambda: a + b,
                 "-": lambda: a - b,
@@ -263,7 +289,7 @@ def _value_in(scope: HostScope, node: tree_sitter.Node | None, at: int) -> sympy
     if node.type == "binary_expression":
         a = _value_in(scope, node.child_by_field_name("left"), at)
         b = _value_in(scope, node.child_by_field_name("right"), at)
-        op = node_text(node.child_by_field_name("operator"))
+        op = operator(node)
         if a is None or b is None:
             return None
         return {"+": a + b, "-": a - b, "*": a * b}.get(op, a / b if op == "/" and b != 0 else None)

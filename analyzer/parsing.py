@@ -30,6 +30,12 @@ def node_text(node: tree_sitter.Node) -> str:
     return text.decode("utf-8", "replace") if text is not None else ""
 
 
+def operator(node: tree_sitter.Node) -> str:
+    """An expression's operator token (`+`, `+=`, `++`, `&`): its node type is its text."""
+    op = node.child_by_field_name("operator")
+    return op.type if op is not None else ""
+
+
 def _document_order(node: tree_sitter.Node) -> tuple[int, int]:
     return node.start_byte, -node.end_byte
 

@@ -86,6 +86,7 @@ class _Expander:
         self.macros = macros
         self.budget = budget
         self.names = frozenset(macros)
+        self.object_like: dict[tuple[str, frozenset[str], int], str] = {}
 
     def expand(self, text: str, hidden: frozenset[str] = frozenset(), depth: int = 0) -> str:
         out: list[str] = []
@@ -101,7 +102,11 @@ class _Expander:
             macro = self.macros[name]
             end = m.end()
             if macro.params is None:
-                replacement = self.expand(macro.body, hidden | {name}, depth + 1)
+                key = (name, hidden, depth)
+                replacement = self.object_like.get(key)
+                if replacement is None:  # the same constant is met hundreds of times
+                    replacement = self.expand(macro.body, hidden | {name}, depth + 1)
+                    self.object_like[key] = replacement
             else:
                 call = _call_args(text, end)
                 if call is None:

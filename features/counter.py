@@ -15,7 +15,7 @@ from functools import cache
 import sympy
 import tree_sitter
 from roofcast.analyzer.model import KernelIR
-from roofcast.analyzer.parsing import captures, language, node_text, parse
+from roofcast.analyzer.parsing import captures, language, node_text, operator, parse
 from roofcast.features import mathfuncs as mf
 from roofcast.features.ctypes import (
     BOOL,
@@ -254,7 +254,7 @@ class KernelCounter:
             b = self.value(node.child_by_field_name("right"))
             if a is None or b is None:
                 return None
-            op = node_text(node.child_by_field_name("operator"))
+            op = operator(node)
             try:
                 if op == "+":
                     return a + b
@@ -274,7 +274,7 @@ class KernelCounter:
                 return None
             return None
         if t == "unary_expression":
-            op = node_text(node.child_by_field_name("operator"))
+            op = operator(node)
             a = self.value(node.child_by_field_name("argument"))
             if a is None:
                 return None
@@ -378,7 +378,7 @@ class KernelCounter:
             if (
                 base is not None
                 and base.type == "binary_expression"
-                and node_text(base.child_by_field_name("operator")) in ("+", "-")
+                and operator(base) in ("+", "-")
             ):
                 left, right = base.child_by_field_name("left"), base.child_by_field_name("right")
                 base_t = self.type_of_pointer_base(left)
@@ -598,7 +598,7 @@ class KernelCounter:
         return self.memory_access(node, read=True, write=False)
 
     def _e_unary_expression(self, node: tree_sitter.Node) -> CType:
-        op = node_text(node.child_by_field_name("operator"))
+        op = operator(node)
         t = self.expr(node.child_by_field_name("argument"))
         if op == "~" and t.is_int:
             self.add("int_ops")
@@ -616,7 +616,7 @@ class KernelCounter:
         return t
 
     def _e_binary_expression(self, node: tree_sitter.Node) -> CType:
-        op = node_text(node.child_by_field_name("operator"))
+        op = operator(node)
         a = self.expr(node.child_by_field_name("left"))
         b = self.expr(node.child_by_field_name("right"))
         if op in ("&&", "||"):
@@ -640,7 +640,7 @@ class KernelCounter:
             self.add("int_ops")
 
     def _e_assignment_expression(self, node: tree_sitter.Node) -> CType:
-        op = node_text(node.child_by_field_name("operator"))
+        op = operator(node)
         left = node.child_by_field_name("left")
         right = node.child_by_field_name("right")
         rt = self.expr(right)
@@ -665,7 +665,7 @@ class KernelCounter:
             return UNKNOWN
         if node.type in ("subscript_expression",) or (
             node.type == "pointer_expression"
-            and node_text(node.child_by_field_name("operator")) == "*"
+            and operator(node) == "*"
         ):
             return self.memory_access(node, read=read, write=True)
         if node.type == "field_expression":
@@ -798,7 +798,7 @@ class KernelCounter:
     def load_through_pointer(self, arg: tree_sitter.Node) -> CType:
         if (
             arg.type == "pointer_expression"
-            and node_text(arg.child_by_field_name("operator")) == "&"
+            and operator(arg) == "&"
         ):
             inner = arg.child_by_field_name("argument")
             if inner is not None and inner.type == "subscript_expression":
@@ -808,7 +808,7 @@ class KernelCounter:
     def store_through_pointer(self, arg: tree_sitter.Node) -> None:
         if (
             arg.type == "pointer_expression"
-            and node_text(arg.child_by_field_name("operator")) == "&"
+            and operator(arg) == "&"
         ):
             inner = arg.child_by_field_name("argument")
             if inner is not None and inner.type == "subscript_expression":
@@ -821,7 +821,7 @@ class KernelCounter:
         base, index = node, None
         if (
             node.type == "binary_expression"
-            and node_text(node.child_by_field_name("operator")) == "+"
+            and operator(node) == "+"
         ):
             base, index = node.child_by_field_name("left"), node.child_by_field_name("right")
         if index is not None:
@@ -1224,7 +1224,7 @@ class KernelCounter:
             return self.loop_bound(cond.named_children[0], var)
         if cond.type != "binary_expression":
             return None
-        op = node_text(cond.child_by_field_name("operator"))
+        op = operator(cond)
         left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
         if op == "&&":
             return self.loop_bound(left, var) or self.loop_bound(right, var)
@@ -1256,11 +1256,11 @@ class KernelCounter:
             left = update.child_by_field_name("left")
             if not _is_var(left, var):
                 return None
-            op = node_text(update.child_by_field_name("operator"))
+            op = operator(update)
             right = update.child_by_field_name("right")
             amount = self.value(right)
             if op == "=" and right is not None and right.type == "binary_expression":
-                inner_op = node_text(right.child_by_field_name("operator"))
+                inner_op = operator(right)
                 rl, rr = right.child_by_field_name("left"), right.child_by_field_name("right")
                 other = rr if _is_var(rl, var) else (rl if _is_var(rr, var) else None)
                 if other is None:
