@@ -11,7 +11,7 @@ from roofcast.analyzer.context import Context
 from roofcast.analyzer.hostvalues import bind_call, caller_bindings, device_allocations
 from roofcast.analyzer.index import FileIndex, FunctionInfo
 from roofcast.analyzer.model import KernelIR, LaunchSite, Param
-from roofcast.analyzer.parsing import captures, language, node_text
+from roofcast.analyzer.parsing import NodeCache, captures, language, node_text
 
 _CALLS = (
     "(call_expression function: [(identifier) (qualified_identifier) (template_function)] @callee)"
@@ -25,8 +25,15 @@ def _query(grammar: str, text: str) -> tree_sitter.Query:
     return tree_sitter.Query(language(grammar), text)
 
 
+_PARAMETERS = NodeCache()
+
+
 def parameters(func: tree_sitter.Node) -> list[Param]:
     """Declared parameters, types normalised the way a demangler prints them."""
+    return list(_PARAMETERS.get(func, lambda: tuple(_parameters(func))))
+
+
+def _parameters(func: tree_sitter.Node) -> list[Param]:
     declarator = func.child_by_field_name("declarator")
     while declarator is not None and declarator.type != "function_declarator":
         declarator = declarator.child_by_field_name("declarator")

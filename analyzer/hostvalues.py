@@ -9,12 +9,18 @@ call, constants, casts, arithmetic, sizeof and the C conversions of argv.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from functools import cache
 
 import sympy
 import tree_sitter
-from roofcast.analyzer.parsing import captures, language, matches, node_text, operator
+from roofcast.analyzer.parsing import (
+    NodeCache,
+    captures,
+    language,
+    matches,
+    node_text,
+    operator,
+)
 
 MAX_DEPTH = 6
 _ARGV_CALLS = {
@@ -73,32 +79,24 @@ def _defs_query(grammar: str) -> tree_sitter.Query:
     )
 
 
-_DEFINITIONS: OrderedDict[tuple[int, int, int, str], tuple[tree_sitter.Node, dict]] = OrderedDict()
-_DEFINITIONS_KEPT = 256
+_DEFINITIONS = NodeCache(256)
 
 
 def _definitions(
     body: tree_sitter.Node, grammar: str
 ) -> dict[str, list[tuple[int, tree_sitter.Node]]]:
     """name -> [(byte offset, value)] of a function body's assignments, shared by every scope
-    built on the same function (one host `main` launches many kernels). Read-only.
+    built on the same function (one host `main` launches many kernels). Read-only."""
 
-    The cache keeps the body node, which keeps its tree alive, so a node id in a key cannot
-    be reused by another tree while the entry exists."""
-    key = (body.id, body.start_byte, body.end_byte, grammar)
-    hit = _DEFINITIONS.get(key)
-    if hit is not None:
-        _DEFINITIONS.move_to_end(key)
-        return hit[1]
-    defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
-    for caps in matches(_defs_query(grammar), body):
-        name, value = caps.get("name"), caps.get("value")
-        if name and value:
-            defs.setdefault(node_text(name[0]), []).append((value[0].start_byte, value[0]))
-    _DEFINITIONS[key] = (body, defs)
-    if len(_DEFINITIONS) > _DEFINITIONS_KEPT:
-        _DEFINITIONS.popitem(last=False)
-    return defs
+    def collect() -> dict[str, list[tuple[int, tree_sitter.Node]]]:
+        defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
+        for caps in matches(_defs_query(grammar), body):
+            name, value = caps.get("name"), caps.get("value")
+            if name and value:
+                defs.setdefault(node_text(name[0]), []).append((value[0].start_byte, value[0]))
+        return defs
+
+    return _DEFINITIONS.get(body, collect, grammar)
 
 
 class HostScope:

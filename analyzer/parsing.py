@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from functools import cache
+from typing import TypeVar
 
 import tree_sitter
 import tree_sitter_cpp
@@ -28,6 +31,33 @@ def parse(text: str | bytes, grammar: str = "cuda") -> tree_sitter.Tree:
 def node_text(node: tree_sitter.Node) -> str:
     text = node.text  # a property that copies the bytes: read it once
     return text.decode("utf-8", "replace") if text is not None else ""
+
+
+T = TypeVar("T")
+
+
+class NodeCache:
+    """Values derived from a parse node alone (a function's parameters, the names a loop
+    assigns), computed once although counting and host analysis ask again and again.
+
+    An entry keeps its node, which keeps the node's tree alive, so the node id in a key
+    cannot be reused by a later tree while the entry exists. Least recently used entries go."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self.entries: OrderedDict[tuple, tuple[tree_sitter.Node, object]] = OrderedDict()
+
+    def get(self, node: tree_sitter.Node, compute: Callable[[], T], extra: Hashable = None) -> T:
+        key = (node.id, node.start_byte, node.end_byte, extra)
+        hit = self.entries.get(key)
+        if hit is not None:
+            self.entries.move_to_end(key)
+            return hit[1]  # type: ignore[return-value]
+        value = compute()
+        self.entries[key] = (node, value)
+        if len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+        return value
 
 
 def operator(node: tree_sitter.Node) -> str:

@@ -22,6 +22,7 @@ from roofcast.analyzer.parsing import parse
 from roofcast.analyzer.partition import independent_groups
 from roofcast.analyzer.sources import SourceError, expand_paths, read_source
 from roofcast.gpu_specs import load_gpu
+
 from roofcast.pipeline import analyze_paths, available_cpus
 
 

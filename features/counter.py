@@ -15,7 +15,7 @@ from functools import cache
 import sympy
 import tree_sitter
 from roofcast.analyzer.model import KernelIR
-from roofcast.analyzer.parsing import captures, language, node_text, operator, parse
+from roofcast.analyzer.parsing import NodeCache, captures, language, node_text, operator, parse
 from roofcast.features import mathfuncs as mf
 from roofcast.features.ctypes import (
     BOOL,
@@ -64,6 +64,7 @@ _ASSIGNED_QUERY = """
 (declaration declarator: (array_declarator declarator: (identifier) @name))
 """
 _MISSING = object()
+_ASSIGNED = NodeCache()  # loop or body node -> names assigned in it
 _FLOAT_LITERAL = re.compile(r"^[0-9.]*([0-9]\.|\.[0-9]|[eE][+-]?[0-9])")
 
 
@@ -1113,8 +1114,11 @@ class KernelCounter:
 
     # loops -----------------------------------------------------------------
     def assigned_in(self, node: tree_sitter.Node) -> frozenset[str]:
-        caps = captures(_assigned_query(self.grammar), node)
-        return frozenset(node_text(n) for n in caps.get("name", []))
+        def names() -> frozenset[str]:
+            caps = captures(_assigned_query(self.grammar), node)
+            return frozenset(node_text(n) for n in caps.get("name", []))
+
+        return _ASSIGNED.get(node, names, self.grammar)
 
     def push_frame(self, trip: sympy.Expr, node: tree_sitter.Node) -> Frame:
         frame = Frame(id=len(self.trips), trip=trip, assigned=self.assigned_in(node))
@@ -1353,11 +1357,23 @@ def closed_form_trip(
 
 
 def _ceiling_ratio(span: sympy.Expr, step: sympy.Expr) -> sympy.Expr:
-    """ceiling(span / step); a unit step over an integer polynomial skips sympy's slow
-    evaluation of the ceiling (it would return the span itself)."""
+    """ceiling(span / step); a unit step over an integer polynomial, or a number, skips
+    sympy's slow evaluation of the ceiling."""
     if step == 1 and _integer_polynomial(span):
         return span
-    return sympy.ceiling(span / step)
+    ratio = span / step
+    if ratio.is_Rational:
+        return sympy.Integer(-(-ratio.p // ratio.q))
+    if ratio.is_number:
+        return sympy.ceiling(ratio)
+    # Symbolic: pull integer terms out as sympy's evaluation would (ceiling(n/4 - 1) is
+    # ceiling(n/4) - 1), without its millisecond of assumption queries per call.
+    if _integer_polynomial(ratio):
+        return ratio
+    terms = sympy.Add.make_args(ratio)
+    whole = [t for t in terms if _integer_polynomial(t)]
+    rest = [t for t in terms if not _integer_polynomial(t)]
+    return sympy.Add(*whole) + sympy.ceiling(sympy.Add(*rest), evaluate=False)
 
 
 def _integer_polynomial(expr: sympy.Expr) -> bool:
@@ -1367,7 +1383,10 @@ def _integer_polynomial(expr: sympy.Expr) -> bool:
         return all(_integer_polynomial(arg) for arg in expr.args)
     if expr.is_Pow:
         base, exponent = expr.args
-        return exponent.is_Integer and exponent >= 0 and _integer_polynomial(base)
+        natural = (exponent.is_Integer and exponent >= 0) or (
+            exponent.is_Symbol and exponent.is_integer and exponent.is_nonnegative
+        )
+        return bool(natural) and _integer_polynomial(base)
     return False
 
 

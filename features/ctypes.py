@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 #: base name -> (kind, scalar size in bytes, lanes)
 _SCALARS: dict[str, tuple[str, int, int]] = {
@@ -99,10 +100,16 @@ class CType:
         return self.size * self.lanes
 
     def deref(self) -> CType:
-        return replace(self, pointer=max(0, self.pointer - 1))
+        return _with_pointer(self, max(0, self.pointer - 1))
 
     def address_of(self) -> CType:
-        return replace(self, pointer=self.pointer + 1)
+        return _with_pointer(self, self.pointer + 1)
+
+
+@lru_cache(maxsize=4096)
+def _with_pointer(t: CType, pointer: int) -> CType:
+    """Types are immutable and few: share them rather than copy one per expression."""
+    return t if t.pointer == pointer else replace(t, pointer=pointer)
 
 
 UNKNOWN = CType("unknown", 4)
