@@ -50,6 +50,15 @@ def analyze(
         str | None, typer.Option(help="Also ask this LLM (model name, or 'local').")
     ] = None,
     scenario: Annotated[str, typer.Option(help="LLM scenario when --llm is given.")] = "hybrid",
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Processes for independent groups of files (default: one per CPU).",
+        ),
+    ] = None,
 ) -> None:
     """Analyze kernels statically and say whether each is compute- or bandwidth-bound."""
     from roofcast.analyzer import SourceError
@@ -68,7 +77,8 @@ def analyze(
     except (ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     try:
-        report = analyze_paths(paths, target, defines, chosen, context)
+        with _GroupProgress() as progress:
+            report = analyze_paths(paths, target, defines, chosen, context, jobs, progress.update)
     except SourceError as exc:
         fail(str(exc))
     for problem in report.problems:
@@ -93,6 +103,35 @@ def analyze(
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if any(p.fatal for p in report.problems):
         raise typer.Exit(EXIT_USAGE)  # results were printed; the run still reports bad input
+
+
+class _GroupProgress:
+    """A transient bar on a terminal's stderr while groups of files are analysed (none when
+    stderr is a pipe, or for a single group). Refreshed by hand: no thread runs while the
+    process pool forks its workers."""
+
+    def __init__(self) -> None:
+        self.bar = None
+        self.task = None
+
+    def __enter__(self) -> _GroupProgress:
+        return self
+
+    def update(self, done: int, total: int) -> None:
+        if total < 2 or not sys.stderr.isatty():
+            return
+        if self.bar is None:
+            from rich.progress import Progress
+
+            self.bar = Progress(console=Console(stderr=True), auto_refresh=False, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("analysing file groups", total=total)
+        self.bar.update(self.task, completed=done)
+        self.bar.refresh()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def _render(report, fmt: Format, output: Path | None) -> str | None:

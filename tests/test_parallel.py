@@ -1,0 +1,146 @@
+"""Independent groups of files, analysed in parallel, give the report a serial run gives.
+
+The tree below is several small programs side by side, the HeCBench layout: `prog-hip`
+includes `kernels.h` which only `prog-cuda` has (found with -I../prog-cuda by its build),
+`other-cuda` has its own `kernels.h`, and `shared/` holds a header two programs include.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from roofcast.analyzer.includes import files_by_name, resolve_include
+from roofcast.analyzer.partition import independent_groups
+from roofcast.analyzer.sources import expand_paths
+from roofcast.gpu_specs import load_gpu
+
+from roofcast.pipeline import analyze_paths
+from roofcast.predictors.roofline import RooflinePredictor
+
+ROOT = Path(__file__).resolve().parents[1]
+
+KERNELS_H = """\
+#define SCALE 3.0f
+__device__ float twice(float v) { return 2.0f * v; }
+__global__ void scale(float* y, const float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = SCALE * twice(x[i]);
+}
+"""
+MAIN = """\
+#include "kernels.h"
+int main(int argc, char** argv) {
+  int n = atoi(argv[1]);
+  float *x, *y;
+  scale<<<(n + 255) / 256, 256>>>(y, x, n);
+  return 0;
+}
+"""
+OTHER_H = """\
+#define SCALE 5.0
+__global__ void scale(double* y, const double* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  y[i] = SCALE * x[i] * x[i];
+}
+"""
+SHARED_H = "#define TILE 16\n"
+USES_SHARED = """\
+#include "../shared/tile.h"
+__global__ void tiled(float* a) { __shared__ float t[TILE]; t[threadIdx.x] = a[threadIdx.x]; }
+"""
+OMP = """\
+void saxpy(float* y, const float* x, float a, int n) {
+  #pragma omp target teams distribute parallel for map(tofrom: y[0:n]) map(to: x[0:n])
+  for (int i = 0; i < n; i++) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    files = {
+        "prog-cuda/kernels.h": KERNELS_H,
+        "prog-cuda/main.cu": MAIN,
+        "prog-hip/main.cu": MAIN,  # its kernels.h lives in prog-cuda
+        "other-cuda/kernels.h": OTHER_H,
+        "other-cuda/main.cu": MAIN,
+        "shared/tile.h": SHARED_H,
+        "left-cuda/main.cu": USES_SHARED,
+        "right-cuda/main.cu": USES_SHARED,
+        "saxpy-omp/main.cpp": OMP,
+        "saxpy-omp/util.cpp": "int helper(int a) { return a + 1; }\n",
+    }
+    for name, text in files.items():
+        path = tmp_path / "src" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path / "src"
+
+
+def _folders(group: list[Path], root: Path) -> set[str]:
+    return {p.relative_to(root).parts[0] for p in group}
+
+
+def test_an_include_found_only_by_name_picks_the_nearest_file_of_that_name(tree: Path):
+    by_name = files_by_name(expand_paths([tree]))
+    hip = resolve_include(tree / "prog-hip" / "main.cu", "kernels.h", [tree], by_name)
+    other = resolve_include(tree / "other-cuda" / "main.cu", "kernels.h", [tree], by_name)
+    assert hip == (tree / "prog-cuda" / "kernels.h").resolve()  # not other-cuda's
+    assert other == (tree / "other-cuda" / "kernels.h").resolve()  # its own, next to it
+    assert resolve_include(tree / "saxpy-omp" / "main.cpp", "absent.h", [tree], by_name) is None
+
+
+def test_groups_join_folders_that_share_files_and_only_those(tree: Path):
+    groups = independent_groups(expand_paths([tree]), [tree])
+    as_folders = sorted(sorted(_folders(g, tree)) for g in groups)
+    assert as_folders == [
+        ["left-cuda", "right-cuda", "shared"],  # both include shared/tile.h
+        ["other-cuda"],
+        ["prog-cuda", "prog-hip"],  # prog-hip reads prog-cuda/kernels.h
+        ["saxpy-omp"],  # a folder stays whole: launch and call sites are looked up there
+    ]
+    listed = [p for g in groups for p in g]
+    assert sorted(listed) == sorted(expand_paths([tree])) and len(set(listed)) == len(listed)
+
+
+def _report(tree: Path, jobs: int) -> dict:
+    report = analyze_paths([tree], load_gpu("a100"), predictor=RooflinePredictor(), jobs=jobs)
+    return report.to_json()
+
+
+def test_parallel_report_equals_the_serial_one(tree: Path):
+    serial, parallel = _report(tree, 1), _report(tree, 3)
+    assert parallel == serial
+    names = sorted((Path(k["file"]).parent.name, k["name"]) for k in serial["kernels"])
+    assert names == [("left-cuda", "tiled"), ("other-cuda", "scale"), ("prog-cuda", "scale"),
+                     ("right-cuda", "tiled"), ("saxpy-omp", "saxpy")]
+    # each `scale` is counted with its own program's macros and device helper
+    by_folder = {Path(k["file"]).parent.name: k for k in serial["kernels"] if k["name"] == "scale"}
+    assert by_folder["prog-cuda"]["flops_per_thread"]["sp"] == 2  # SCALE * twice(.)
+    assert by_folder["other-cuda"]["flops_per_thread"]["dp"] == 2
+
+
+def test_parallel_report_equals_serial_on_the_bundled_corpus():
+    corpus = ROOT / "kernels"
+    serial = analyze_paths([corpus], load_gpu("h100"), jobs=1).to_json()
+    parallel = analyze_paths([corpus], load_gpu("h100"), jobs=2).to_json()
+    assert parallel == serial and len(serial["kernels"]) >= 60
+
+
+def test_analyze_cli_jobs_option_gives_the_same_json(tree: Path):
+    def run(*extra: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "roofcast.cli", "analyze", str(tree), "--gpu", "a100",
+             "-f", "json", "--predictor", "roofline", *extra],
+            capture_output=True, text=True, timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    one, two = run("--jobs", "1"), run("-j", "2")
+    assert json.loads(one) == json.loads(two)
+    assert len(json.loads(one)["kernels"]) == 5
