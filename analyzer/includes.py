@@ -41,14 +41,21 @@ def files_by_name(files: Sequence[Path]) -> dict[str, list[Path]]:
 
 
 def _closeness(candidate: Path, origin: Path) -> tuple[int, int]:
-    """Folders in common, then characters in common: `prog-hip/x.cu` reaching for the
-    `-I../prog-cuda` header picks `prog-cuda/`, not another program's file of that name."""
+    """Folders in common, then characters in common in the first folder that differs:
+    `prog-hip/x.cu` reaching for the `-I../prog-cuda` header picks `prog-cuda/`, not another
+    program's file of that name."""
     a, b = candidate.parts, origin.parts
     shared = 0
-    while shared < min(len(a), len(b)) and a[shared] == b[shared]:
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
         shared += 1
-    x, y = str(candidate), str(origin)
+    if shared >= min(len(a), len(b)):
+        return shared, 0
+    x, y = a[shared], b[shared]
     chars = 0
-    while chars < min(len(x), len(y)) and x[chars] == y[chars]:
+    for cx, cy in zip(x, y, strict=False):
+        if cx != cy:
+            break
         chars += 1
     return shared, chars
