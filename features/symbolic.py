@@ -36,3 +36,53 @@ def zero_thread_position(expr: sympy.Expr) -> sympy.Expr:
 
 def unknown_trip_symbol(line: int) -> sympy.Symbol:
     return symbol(f"trip_L{line}")
+
+
+#: classes rebuilt from their arguments without re-running sympy's simplification
+_REBUILT: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (sympy.Add, sympy.Mul, sympy.Pow, sympy.ceiling, sympy.floor, sympy.Max,
+                sympy.Min, sympy.log, sympy.Abs)
+}
+
+
+def expr_to_tuple(expr: sympy.Basic) -> object:
+    """An expression as nested tuples of plain values: cheap to pickle, and `expr_from_tuple`
+    rebuilds it without sympy's evaluation (pickle's default rebuild re-simplifies every node,
+    which made reading worker results back the slowest part of a parallel analysis)."""
+    if expr.is_Integer:
+        return int(expr)
+    if expr.is_Rational:
+        return ("Q", int(expr.p), int(expr.q))
+    if expr.is_Float:
+        return ("F", expr._mpf_, expr._prec)
+    if expr.is_Symbol and type(expr) is sympy.Symbol:
+        return ("S", expr.name, tuple(sorted(expr.assumptions0.items())))
+    name = type(expr).__name__
+    if _REBUILT.get(name) is type(expr):
+        return (name, *(expr_to_tuple(arg) for arg in expr.args))
+    return ("P", expr)  # anything else: pickled as sympy does it
+
+
+def expr_from_tuple(data: object) -> sympy.Basic:
+    if isinstance(data, int):
+        return sympy.Integer(data)
+    kind, *rest = data  # type: ignore[misc]
+    if kind == "Q":
+        return sympy.Rational(rest[0], rest[1])
+    if kind == "F":
+        return sympy.Float._new(rest[0], rest[1])
+    if kind == "S":
+        return _decoded_symbol(rest[0], rest[1])
+    if kind == "P":
+        return rest[0]
+    cls = _REBUILT[kind]
+    args = [expr_from_tuple(arg) for arg in rest]
+    if cls in (sympy.Add, sympy.Mul):
+        return cls._from_args(args)
+    return cls(*args, evaluate=False)
+
+
+@cache
+def _decoded_symbol(name: str, assumptions: tuple[tuple[str, bool], ...]) -> sympy.Symbol:
+    return sympy.Symbol(name, **dict(assumptions))

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import multiprocessing
 import os
+import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import sympy
 
 from roofcast.analyzer.discover import discover_files, roots_of
 from roofcast.analyzer.model import FileProblem, KernelIR
@@ -15,6 +19,7 @@ from roofcast.analyzer.partition import independent_groups
 from roofcast.analyzer.sources import expand_paths
 from roofcast.features import count_features
 from roofcast.features.resolve import ResolvedCounts, resolve_counts
+from roofcast.features.symbolic import expr_from_tuple, expr_to_tuple
 from roofcast.features.vector import FeatureVector
 from roofcast.gpu_specs import GPU
 from roofcast.predictors.base import LaunchContext, Predictor, Verdict
@@ -169,13 +174,26 @@ def _start_worker(job: _GroupJob) -> None:
     _WORKER_JOB = job
 
 
-def _run_in_worker(files: list[Path]) -> tuple[list[KernelResult], list[FileProblem]]:
+def _run_in_worker(files: list[Path]) -> bytes:
+    """One group in a worker, pickled here with sympy expressions as plain tuples."""
     assert _WORKER_JOB is not None
     results, problems = _WORKER_JOB(files)
     for result in results:  # parse trees stay in the worker: they cannot be pickled
         result.ir.ast = None
         result.ir.context = None
-    return results, problems
+    buffer = io.BytesIO()
+    _ExpressionPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((results, problems))
+    return buffer.getvalue()
+
+
+class _ExpressionPickler(pickle.Pickler):
+    """Sympy expressions travel as nested tuples (`expr_to_tuple`): unpickling them the
+    default way re-simplifies every node, in the parent, while the workers wait for a core."""
+
+    def reducer_override(self, obj: object) -> object:
+        if isinstance(obj, sympy.Basic):
+            return expr_from_tuple, (expr_to_tuple(obj),)
+        return NotImplemented
 
 
 def _run_parallel(
@@ -194,7 +212,7 @@ def _run_parallel(
         futures = {pool.submit(_run_in_worker, groups[i]): i for i in order}
         try:
             for done, future in enumerate(as_completed(futures), 1):
-                outcomes[futures[future]] = future.result()
+                outcomes[futures[future]] = pickle.loads(future.result())
                 if on_group_done:
                     on_group_done(done, len(groups))
         except BaseException:

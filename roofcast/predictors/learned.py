@@ -32,52 +32,77 @@ def packaged_model_path() -> Path:
 
 @dataclass
 class Forest:
-    """Every tree of every bag of one class, padded to one node count and stacked, so that a
-    prediction is a few array operations over all trees at once (not a Python loop per tree).
+    """Every tree of every bag of every class, laid end to end in flat node arrays, so that
+    a prediction is `depth` passes of a few array operations over all trees at once.
 
-    The prediction is the bags' mean of `init + rate * sum(tree values)`, which equals
+    Leaves point to themselves, so every tree can take the same number of steps. A class's
+    prediction is the bags' mean of `init + rate * sum(tree values)`, which equals
     `offset + sum(weight_t * value_t)` with the bags' mean init and weight rate / n_bags."""
 
-    offset: float
-    weight: np.ndarray  # (trees,)
-    left: np.ndarray  # (trees, nodes); -1 at leaves
+    roots: np.ndarray  # (trees,) flat index of each tree's root
+    left: np.ndarray  # (nodes,) flat index of the left child; itself at a leaf
     right: np.ndarray
     feature: np.ndarray
     threshold: np.ndarray
     value: np.ndarray
+    weight: np.ndarray  # (trees, classes)
+    offset: np.ndarray  # (classes,)
+    depth: int
 
     @classmethod
-    def from_bags(cls, bags: list[dict]) -> Forest:
-        trees = [(b["rate"] / len(bags), t) for b in bags for t in b["trees"]]
-        width = max(len(t["left"]) for _, t in trees)
-
-        def stack(key: str, fill: float, dtype: type) -> np.ndarray:
-            out = np.full((len(trees), width), fill, dtype=dtype)
-            for i, (_, tree) in enumerate(trees):
-                out[i, : len(tree[key])] = tree[key]
-            return out
-
-        return cls(
-            offset=float(np.mean([b["init"] for b in bags])),
-            weight=np.array([w for w, _ in trees]),
-            left=stack("left", -1, np.int64),
-            right=stack("right", -1, np.int64),
-            feature=np.maximum(stack("feature", 0, np.int64), 0),
-            threshold=stack("threshold", 0.0, float),
-            value=stack("value", 0.0, float),
+    def from_classes(cls, models: list[list[dict]]) -> Forest:
+        """One entry of `models` per class: its bags, each {init, rate, trees}."""
+        left, right, feature, threshold, value, roots, weights = [], [], [], [], [], [], []
+        base = 0
+        for column, bags in enumerate(models):
+            for bag in bags:
+                for tree in bag["trees"]:
+                    own = np.asarray(tree["left"], dtype=np.int64)
+                    flat = np.arange(base, base + len(own))
+                    leaf = own < 0
+                    left.append(np.where(leaf, flat, base + own))
+                    right.append(np.where(leaf, flat, base + np.asarray(tree["right"])))
+                    feature.append(np.maximum(np.asarray(tree["feature"], dtype=np.int64), 0))
+                    threshold.append(np.asarray(tree["threshold"], dtype=float))
+                    value.append(np.asarray(tree["value"], dtype=float))
+                    roots.append(base)
+                    weights.append((column, bag["rate"] / len(bags)))
+                    base += len(own)
+        weight = np.zeros((len(roots), len(models)))
+        for i, (column, w) in enumerate(weights):
+            weight[i, column] = w
+        forest = cls(
+            roots=np.asarray(roots),
+            left=np.concatenate(left),
+            right=np.concatenate(right),
+            feature=np.concatenate(feature),
+            threshold=np.concatenate(threshold),
+            value=np.concatenate(value),
+            weight=weight,
+            offset=np.array([np.mean([b["init"] for b in bags]) for bags in models]),
+            depth=0,
         )
+        forest.depth = forest.longest_path()
+        return forest
+
+    def longest_path(self) -> int:
+        level, depth = self.roots, 0
+        while True:
+            inner = level[self.left[level] != level]
+            if not len(inner):
+                return depth
+            level = np.concatenate([self.left[inner], self.right[inner]])
+            depth += 1
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        rows = np.arange(len(self.weight))
-        node = np.zeros((len(X), len(self.weight)), dtype=np.int64)
-        while True:  # one level of every tree per pass; leaves have no children
-            features = self.feature[rows, node]  # (samples, trees)
-            go_left = np.take_along_axis(X, features, axis=1) <= self.threshold[rows, node]
-            child = np.where(go_left, self.left[rows, node], self.right[rows, node])
-            if (child < 0).all():
-                break
-            node = np.where(child < 0, node, child)
-        return self.offset + self.value[rows, node] @ self.weight
+        """(samples, classes) predictions for (samples, features) inputs."""
+        position = np.broadcast_to(self.roots, (len(X), len(self.roots)))
+        for _ in range(self.depth):
+            go_left = (
+                np.take_along_axis(X, self.feature[position], axis=1) <= self.threshold[position]
+            )
+            position = np.where(go_left, self.left[position], self.right[position])
+        return self.offset + self.value[position] @ self.weight
 
 
 class LearnedPredictor:
@@ -95,7 +120,7 @@ class LearnedPredictor:
         self.model = model
         self.margin = float(model["margin"])
         self.sigma = float(model.get("residual_sigma", 0.5))
-        self.forests = {cls: Forest.from_bags(model["models"][cls]) for cls in MODEL_CLASSES}
+        self.forest = Forest.from_classes([model["models"][cls] for cls in MODEL_CLASSES])
 
     @classmethod
     def load(cls, path: Path | str | None = None) -> LearnedPredictor:
@@ -107,7 +132,8 @@ class LearnedPredictor:
             return cls(json.load(handle))
 
     def predict_log_ai(self, X: np.ndarray) -> dict[str, np.ndarray]:
-        return {c: self.forests[c].predict(X) for c in MODEL_CLASSES}
+        predicted = self.forest.predict(X)
+        return {c: predicted[:, i] for i, c in enumerate(MODEL_CLASSES)}
 
     def predict(self, kernel, gpu: GPU, context: LaunchContext | None = None) -> Verdict:
         return self.predict_many([kernel], gpu, context)[0]
