@@ -12,15 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 MAX_GROWTH = 8  # stop expanding once the text is this many times its original size
 MAX_DEPTH = 12
 
 _COMMENTS = re.compile(r'(//[^\n]*|/\*.*?\*/)|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 _WORD = re.compile(r"[A-Za-z_]\w*")
-_IDENT_OR_STRING = re.compile(
-    r'(?P<string>"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\')|(?<![\w.])(?P<ident>[A-Za-z_]\w*)'
-)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)$")
 _DIRECTIVE = re.compile(r"^[ \t]*#")
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
@@ -81,6 +79,17 @@ def strip_comments(text: str) -> str:
     return _COMMENTS.sub(repl, text)
 
 
+@lru_cache(maxsize=2048)
+def _macro_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    """String literals (skipped) or whole-token uses of these macro names: the regex engine
+    steps over every other identifier, rather than Python looking at each one."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(
+        r'(?P<string>"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\')'
+        rf"|(?<![\w.])(?P<ident>{alternatives})(?!\w)"
+    )
+
+
 class _Expander:
     def __init__(self, macros: Mapping[str, Macro], budget: int) -> None:
         self.macros = macros
@@ -91,9 +100,10 @@ class _Expander:
     def expand(self, text: str, hidden: frozenset[str] = frozenset(), depth: int = 0) -> str:
         out: list[str] = []
         pos = 0
-        if depth > MAX_DEPTH or self.names.isdisjoint(_WORD.findall(text)):
+        present = self.names.intersection(_WORD.findall(text)) if depth <= MAX_DEPTH else ()
+        if not present:
             return text
-        for m in _IDENT_OR_STRING.finditer(text):
+        for m in _macro_pattern(frozenset(present)).finditer(text):
             name = m.group("ident")
             if name is None or name in hidden or name not in self.macros or depth > MAX_DEPTH:
                 continue
