@@ -22,6 +22,7 @@ from roofcast.analyzer.preprocess import Macro, collect_macros, includes, prepro
 from roofcast.analyzer.sources import (
     SourceError,
     expand_paths,
+    forget_resolved,
     read_source,
     resolved,
 )
@@ -132,6 +133,7 @@ class _Indexer:
 
 def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) -> DiscoveryResult:
     """All kernels under `paths`. Raises SourceError only for a path that does not exist."""
+    forget_resolved()  # files may have changed since the last analysis in this process
     return discover_files(expand_paths(paths), roots_of(paths), defines)
 
 
@@ -144,7 +146,6 @@ def discover_files(
     files: Sequence[Path], roots: Sequence[Path], defines: Mapping[str, str] | None = None
 ) -> DiscoveryResult:
     """All kernels in a listing of files (see `partition` for analysing one in parts)."""
-    resolved.cache_clear()  # files may have changed since the last analysis in this process
     indexer = _Indexer(defines)
     indexer.roots = list(roots)
     indexer.by_name = files_by_name(files)

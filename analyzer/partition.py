@@ -31,7 +31,6 @@ def _quoted_includes(path: Path) -> list[str]:
 
 def independent_groups(files: Sequence[Path], roots: Sequence[Path]) -> list[list[Path]]:
     """Connected components of `files` (listing order kept inside and across groups)."""
-    resolved.cache_clear()
     keys = {path: resolved(path) for path in files}
     by_name = files_by_name(files)
     graph = nx.Graph()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -38,8 +39,24 @@ class SourceFile:
 @cache
 def resolved(path: Path) -> Path:
     """`path.resolve()`, memoised: discovery asks for the same paths thousands of times and
-    each answer costs system calls. Callers clear the cache when a new analysis starts."""
-    return path.resolve()
+    each answer costs system calls. The folder is resolved once for all its files; only a
+    file that is itself a link costs a full resolution. Callers clear the cache (both
+    levels) when a new analysis starts."""
+    if path.name in ("", ".", ".."):
+        return path.resolve()
+    candidate = _resolved_folder(path.parent) / path.name
+    return candidate.resolve() if os.path.islink(candidate) else candidate
+
+
+@cache
+def _resolved_folder(folder: Path) -> Path:
+    return folder.resolve()
+
+
+def forget_resolved() -> None:
+    """Start a new analysis: files and links may have changed since the last one."""
+    resolved.cache_clear()
+    _resolved_folder.cache_clear()
 
 
 def expand_paths(paths: Iterable[Path]) -> list[Path]:
@@ -60,7 +77,7 @@ def expand_paths(paths: Iterable[Path]) -> list[Path]:
     seen: set[Path] = set()
     unique = []
     for p in out:
-        key = p.resolve()
+        key = resolved(p)
         if key not in seen:
             seen.add(key)
             unique.append(p)

@@ -16,7 +16,7 @@ import sympy
 from roofcast.analyzer.discover import discover_files, roots_of
 from roofcast.analyzer.model import FileProblem, KernelIR
 from roofcast.analyzer.partition import independent_groups
-from roofcast.analyzer.sources import expand_paths
+from roofcast.analyzer.sources import expand_paths, forget_resolved
 from roofcast.features import count_features
 from roofcast.features.resolve import ResolvedCounts, resolve_counts
 from roofcast.features.symbolic import expr_from_tuple, expr_to_tuple
@@ -124,6 +124,7 @@ def analyze_paths(
     the same for any `jobs`. `on_group_done(done, total)` is called as groups finish."""
     from roofcast.predictors import default_predictor
 
+    forget_resolved()  # files may have changed since the last analysis in this process
     listed = [Path(p) for p in paths]
     roots = roots_of(listed)
     groups = independent_groups(expand_paths(listed), roots)

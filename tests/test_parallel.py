@@ -144,3 +144,18 @@ def test_analyze_cli_jobs_option_gives_the_same_json(tree: Path):
     one, two = run("--jobs", "1"), run("-j", "2")
     assert json.loads(one) == json.loads(two)
     assert len(json.loads(one)["kernels"]) == 5
+
+
+def test_path_resolution_follows_file_and_folder_links(tmp_path: Path):
+    from roofcast.analyzer.sources import forget_resolved, resolved
+
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "k.cu").write_text("__global__ void k() {}\n")
+    (tmp_path / "linked").symlink_to(real, target_is_directory=True)
+    (real / "alias.cu").symlink_to(real / "k.cu")
+    forget_resolved()
+    target = (real / "k.cu").resolve()
+    assert resolved(tmp_path / "linked" / "k.cu") == target
+    assert resolved(real / "alias.cu") == target
+    assert resolved(real / "sub" / ".." / "k.cu") == target
