@@ -10,7 +10,7 @@ import tree_sitter
 from roofcast.analyzer.cuda import parameters
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.openmp import pragma_words
-from roofcast.analyzer.parsing import captures, language, node_text
+from roofcast.analyzer.parsing import NodeCache, captures, language, node_text
 from roofcast.features.counter import KernelCounter, Var, unwrap_declarator
 from roofcast.features.symbolic import symbol
 from roofcast.features.vector import TALLY_FIELDS, FeatureVector
@@ -66,6 +66,9 @@ def host_expression(text: str) -> sympy.Expr | None:
         return None
 
 
+_DECLARATIONS = NodeCache(256)  # function body -> its declarations (regions share a host function)
+
+
 @cache
 def _query(grammar: str, text: str) -> tree_sitter.Query:
     return tree_sitter.Query(language(grammar), text)
@@ -86,9 +89,12 @@ def _declare_enclosing(
 
     host = HostScope(func, counter.grammar)
     query = _query(counter.grammar, "(declaration) @d")
+    declarations = _DECLARATIONS.get(
+        body, lambda: captures(query, body).get("d", []), counter.grammar
+    )
     # Declarations before the region (or before the #include that pastes it into func).
     cutoff = region.start_byte if limit is None else limit
-    for decl in captures(query, body).get("d", []):
+    for decl in declarations:
         if decl.start_byte > cutoff:
             continue
         type_node = decl.child_by_field_name("type")
