@@ -21,6 +21,7 @@ _COMMENTS = re.compile(r'(//[^\n]*|/\*.*?\*/)|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)$")
 _DIRECTIVE = re.compile(r"^[ \t]*#")
+_DEFINE_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]", re.M)
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
 
@@ -36,16 +37,23 @@ def includes(text: str) -> list[str]:
 
 
 def collect_macros(text: str) -> dict[str, Macro]:
-    """#define lines (with backslash continuations) -> macros; comments removed from bodies."""
+    """#define lines (with backslash continuations) -> macros; comments removed from bodies.
+
+    The regex jumps from one `#define` to the next instead of Python visiting every line."""
     macros: dict[str, Macro] = {}
-    lines = text.replace("\\\r\n", "\\\n").split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        while line.endswith("\\") and i + 1 < len(lines):
-            i += 1
-            line = line[:-1] + " " + lines[i]
-        i += 1
+    if "define" not in text:
+        return macros
+    text = text.replace("\\\r\n", "\\\n")
+    for found in _DEFINE_LINE.finditer(text):
+        start = found.start()
+        if start >= 2 and text[start - 2] == "\\":
+            continue  # this line continues the previous one: not a directive of its own
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
+        while line.endswith("\\") and end >= 0:
+            nxt = text.find("\n", end + 1)
+            line = line[:-1] + " " + (text[end + 1 :] if nxt < 0 else text[end + 1 : nxt])
+            end = nxt
         match = _DEFINE.match(line)
         if not match:
             continue
