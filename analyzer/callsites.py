@@ -34,9 +34,12 @@ class CallSites:
             return []
         if self.sources is None:
             self.sources = [index.tree.root_node.text or b"" for index in self.indices]
-        word = re.compile(rb"(?<![\w$])" + re.escape(name.encode()) + rb"(?![\w$])")
+        needle = name.encode()
+        word = re.compile(rb"(?<![\w$])" + re.escape(needle) + rb"(?![\w$])")
         out: list[CallSite] = []
         for index, source in zip(self.indices, self.sources, strict=True):
+            if needle not in source:  # most files of a folder never mention the name
+                continue
             root = index.tree.root_node
             base = root.start_byte  # the root's text starts at its first token, not at byte 0
             for match in word.finditer(source):
