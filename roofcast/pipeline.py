@@ -6,6 +6,7 @@ import io
 import multiprocessing
 import os
 import pickle
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -204,9 +205,9 @@ def _run_parallel(
     on_group_done: Callable[[int, int], None] | None,
 ) -> list[tuple[list[KernelResult], list[FileProblem]]]:
     """Groups over a process pool, largest first; outcomes come back in group order."""
-    methods = multiprocessing.get_all_start_methods()
-    # fork hands the loaded model and modules to workers for free; elsewhere they are pickled
-    mp_context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    # On Linux, fork hands the loaded model and modules to workers for free; elsewhere
+    # (macOS, Windows) the platform's default start method pickles the job once per worker.
+    mp_context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
     outcomes: list = [None] * len(groups)
     order = sorted(range(len(groups)), key=lambda i: -len(groups[i]))
     with ProcessPoolExecutor(workers, mp_context, _start_worker, (job,)) as pool:
