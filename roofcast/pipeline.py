@@ -193,9 +193,12 @@ class _ExpressionPickler(pickle.Pickler):
     default way re-simplifies every node, in the parent, while the workers wait for a core."""
 
     def reducer_override(self, obj: object) -> object:
-        if isinstance(obj, sympy.Basic):
-            return expr_from_tuple, (expr_to_tuple(obj),)
-        return NotImplemented
+        if not isinstance(obj, sympy.Basic):
+            return NotImplemented
+        data = expr_to_tuple(obj)
+        if isinstance(data, tuple) and data[0] == "P":
+            return NotImplemented  # a node kind without a tuple form: sympy's own pickling
+        return expr_from_tuple, (data,)
 
 
 def _run_parallel(

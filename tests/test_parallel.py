@@ -159,3 +159,29 @@ def test_path_resolution_follows_file_and_folder_links(tmp_path: Path):
     assert resolved(tmp_path / "linked" / "k.cu") == target
     assert resolved(real / "alias.cu") == target
     assert resolved(real / "sub" / ".." / "k.cu") == target
+
+
+EXPRESSIONS = [
+    "n % 4 + 2*ceiling(n/blockDim_x)",
+    "Piecewise((1, n > 0), (0, True))",
+    "floor(log(n)/log(2)) + Max(n - 3, 0)",
+    "sqrt(x) + 3/4*n + 0.5",
+]
+
+
+@pytest.mark.parametrize("text", EXPRESSIONS)
+def test_worker_results_carry_any_expression_back(text: str):
+    """Workers send sympy expressions as tuples, and any node kind without a tuple form
+    (Mod, Piecewise, ...) the way sympy pickles it: the parent gets the same expression."""
+    import io
+    import pickle
+
+    import sympy
+
+    from roofcast.pipeline import _ExpressionPickler
+
+    expr = sympy.sympify(text) + sympy.Dummy("d")
+    buffer = io.BytesIO()
+    _ExpressionPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump({"count": expr})
+    back = pickle.loads(buffer.getvalue())["count"]
+    assert back == expr and str(back) == str(expr)
