@@ -22,7 +22,6 @@ class CallSites:
     def __init__(self, indices: Sequence[FileIndex]) -> None:
         self.indices = list(indices)
         self.found: dict[str, list[CallSite]] = {}
-        self.sources: list[bytes] | None = None
 
     def get(self, name: str, default: list[CallSite] | None = None) -> list[CallSite]:
         if name not in self.found:
@@ -32,17 +31,15 @@ class CallSites:
     def _search(self, name: str) -> list[CallSite]:
         if not name.isidentifier():
             return []
-        if self.sources is None:
-            self.sources = [index.tree.root_node.text or b"" for index in self.indices]
         needle = name.encode()
         word = re.compile(rb"(?<![\w$])" + re.escape(needle) + rb"(?![\w$])")
         out: list[CallSite] = []
-        for index, source in zip(self.indices, self.sources, strict=True):
-            if needle not in source:  # most files of a folder never mention the name
+        for index in self.indices:
+            if needle not in index.source:  # most files of a folder never mention the name
                 continue
             root = index.tree.root_node
-            base = root.start_byte  # the root's text starts at its first token, not at byte 0
-            for match in word.finditer(source):
+            base = root.start_byte  # the source starts at the root's first token, not byte 0
+            for match in word.finditer(index.source):
                 node = root.descendant_for_byte_range(base + match.start(), base + match.end())
                 call = _call_of(node) if node is not None else None
                 if call is not None:

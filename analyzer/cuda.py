@@ -111,7 +111,7 @@ def device_closure(kernel: FunctionInfo, context: Context) -> list[FunctionInfo]
 
 
 def launch_sites(index: FileIndex) -> list[tuple[str, LaunchSite, tree_sitter.Node]]:
-    if index.grammar != "cuda" or b"<<<" not in (index.tree.root_node.text or b""):
+    if index.grammar != "cuda" or b"<<<" not in index.source:
         return []
     caps = captures(_query("cuda", _LAUNCHES), index.tree.root_node)
     sites = []

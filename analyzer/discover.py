@@ -14,7 +14,7 @@ from pathlib import Path
 from roofcast.analyzer import cuda, openmp
 from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
-from roofcast.analyzer.includes import files_by_name, resolve_include
+from roofcast.analyzer.includes import files_by_name, quoted_includes, resolve_include
 from roofcast.analyzer.index import FileIndex, build_index
 from roofcast.analyzer.model import FileProblem, KernelIR
 from roofcast.analyzer.parsing import parse
@@ -71,9 +71,7 @@ class _Indexer:
         stripped = strip_comments(source.text)
         # Conditionals see --define, then macros of included headers; the file's own
         # #defines join as they are met (an include guard is not defined before its #ifndef).
-        own = self.own_macros.get(key)
-        if own is None:
-            own = self.own_macros[key] = collect_macros(source.text)
+        own = self.own_macros[key]  # collected by macros_for above
         known = {k: m.body or "1" for k, m in macros.items() if m.params is None and k not in own}
         expanded = preprocess(
             stripped, macros, comments_stripped=True, defined={**known, **self.defines}
@@ -218,7 +216,6 @@ def discover_files(
     return result
 
 
-_QUOTED_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*"([^"]+)"')
 _MARKERS = re.compile(rb"__global__|__device__|#[ \t]*pragma[ \t]+omp[ \t]+target")
 
 
@@ -234,8 +231,8 @@ def _may_hold_kernels(path: Path) -> bool:
         return True
     if _MARKERS.search(data) is not None or b"\0" in data[:8192]:
         return True
-    for include in _QUOTED_INCLUDE.findall(data):  # a region pasted in from a local header
-        header = path.parent / include.decode("utf-8", "replace")
+    for include in quoted_includes(data):  # a region pasted in from a local header
+        header = path.parent / include
         try:
             if header.is_file() and _MARKERS.search(header.read_bytes()):
                 return True

@@ -9,12 +9,19 @@ order files happen to be read in.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from roofcast.analyzer.sources import KERNEL_SUFFIXES, resolved
 
 _INCLUDABLE = KERNEL_SUFFIXES | {""}
+_QUOTED_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*"([^"]+)"')
+
+
+def quoted_includes(data: bytes) -> list[str]:
+    """Every `#include "..."` name in raw file bytes (also in comments: a cheap superset)."""
+    return [m.decode("utf-8", "replace") for m in _QUOTED_INCLUDE.findall(data)]
 
 
 def resolve_include(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 import tree_sitter
@@ -85,6 +85,12 @@ class FileIndex:
     function_includes: dict[str, tuple[tree_sitter.Node, int]] = field(default_factory=dict)
     #: the file's own lines, comments blanked, macros unexpanded: what users and models read
     display_lines: list[str] = field(default_factory=list)
+
+    @cached_property
+    def source(self) -> bytes:
+        """The parsed (expanded) text from the root's first token: byte searches over it map
+        to nodes at offset `tree.root_node.start_byte`. Copied out of the tree once."""
+        return self.tree.root_node.text or b""
 
     def display(self, first_line: int, last_line: int) -> str:
         """Lines first..last (1-based, inclusive) as written, comments removed."""

@@ -82,8 +82,6 @@ def _enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
 Owner = tuple[tree_sitter.Node, int]
 
 
-
-
 def _call_bindings(
     func: tree_sitter.Node, name: str, calls: CallSites | None, grammar: str
 ) -> dict[str, str]:

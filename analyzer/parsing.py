@@ -33,7 +33,7 @@ def node_text(node: tree_sitter.Node) -> str:
     return text.decode("utf-8", "replace") if text is not None else ""
 
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 
 class NodeCache:
@@ -47,7 +47,7 @@ class NodeCache:
         self.size = size
         self.entries: OrderedDict[tuple, tuple[tree_sitter.Node, object]] = OrderedDict()
 
-    def get(self, node: tree_sitter.Node, compute: Callable[[], T], extra: Hashable = None) -> T:
+    def get(self, node: tree_sitter.Node, compute: Callable[[], _T], extra: Hashable = None) -> _T:
         key = (node.id, node.start_byte, node.end_byte, extra)
         hit = self.entries.get(key)
         if hit is not None:

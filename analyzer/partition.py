@@ -1,32 +1,28 @@
 """Split a file listing into groups that can be analysed apart, in parallel, with the same result.
 
-What a kernel's analysis reads besides its own file is (1) the headers it includes, resolved as
-`includes.resolve_include` does, and (2) launch
-sites and call sites in its own folder. So files are joined when they share a folder, when
-one includes the other (directly or through headers outside the listing). Groups are the connected
-components: discovery over one group sees exactly what discovery over the whole listing sees.
-The scan is a byte-level regex, cheap next to parsing.
+What a kernel's analysis reads besides its own file is (1) the headers it includes, resolved
+as `includes.resolve_include` does, and (2) launch sites and call sites in its own folder.
+So files are joined when they share a folder or when one includes the other (directly or
+through headers outside the listing). Groups are the connected components: discovery over
+one group sees exactly what discovery over the whole listing sees. The scan is a byte-level
+regex, cheap next to parsing.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import networkx as nx
-from roofcast.analyzer.includes import files_by_name, resolve_include
+from roofcast.analyzer.includes import files_by_name, quoted_includes, resolve_include
 from roofcast.analyzer.sources import resolved
-
-_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
 
 def _quoted_includes(path: Path) -> list[str]:
     try:
-        data = path.read_bytes()
+        return quoted_includes(path.read_bytes())
     except OSError:
         return []
-    return [m.decode("utf-8", "replace") for m in _QUOTED_INCLUDE.findall(data)]
 
 
 def independent_groups(files: Sequence[Path], roots: Sequence[Path]) -> list[list[Path]]:

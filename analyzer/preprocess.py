@@ -113,7 +113,7 @@ class _Expander:
             return text
         for m in _macro_pattern(frozenset(present)).finditer(text):
             name = m.group("ident")
-            if name is None or name in hidden or name not in self.macros or depth > MAX_DEPTH:
+            if name is None or name in hidden:  # a string literal, or a macro being expanded
                 continue
             if m.start() < pos:
                 continue

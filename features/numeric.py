@@ -52,12 +52,10 @@ def evaluate(expr: sympy.Basic, values: Mapping[str, Number]) -> Number:
 
 def _power(base: Number, exponent: Number) -> Number:
     if isinstance(exponent, int):
-        if exponent < 0:
-            if base == 0:
-                raise NotNumeric("division by zero")
-            return Fraction(1) / Fraction(base) ** -exponent if not isinstance(base, float) else (
-                base**exponent
-            )
+        if exponent < 0 and base == 0:
+            raise NotNumeric("division by zero")
+        if exponent < 0 and not isinstance(base, float):
+            return 1 / Fraction(base) ** -exponent  # exact, like sympy's Rational
         return base**exponent
     if base < 0:
         raise NotNumeric("complex power")

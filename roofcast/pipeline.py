@@ -131,8 +131,10 @@ def analyze_paths(
     groups = independent_groups(expand_paths(listed), roots)
     job = _GroupJob(roots, gpu, dict(defines or {}), predictor or default_predictor(), context)
     workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
-    outcomes = _run_parallel(job, groups, workers, on_group_done) if workers > 1 else []
-    if workers <= 1:
+    if workers > 1:
+        outcomes = _run_parallel(job, groups, workers, on_group_done)
+    else:
+        outcomes = []
         for done, group in enumerate(groups, 1):
             outcomes.append(job(group))
             if on_group_done:

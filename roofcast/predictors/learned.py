@@ -71,28 +71,18 @@ class Forest:
         weight = np.zeros((len(roots), len(models)))
         for i, (column, w) in enumerate(weights):
             weight[i, column] = w
-        forest = cls(
-            roots=np.asarray(roots),
-            left=np.concatenate(left),
-            right=np.concatenate(right),
+        starts, lefts, rights = np.asarray(roots), np.concatenate(left), np.concatenate(right)
+        return cls(
+            roots=starts,
+            left=lefts,
+            right=rights,
             feature=np.concatenate(feature),
             threshold=np.concatenate(threshold),
             value=np.concatenate(value),
             weight=weight,
             offset=np.array([np.mean([b["init"] for b in bags]) for bags in models]),
-            depth=0,
+            depth=_longest_path(starts, lefts, rights),
         )
-        forest.depth = forest.longest_path()
-        return forest
-
-    def longest_path(self) -> int:
-        level, depth = self.roots, 0
-        while True:
-            inner = level[self.left[level] != level]
-            if not len(inner):
-                return depth
-            level = np.concatenate([self.left[inner], self.right[inner]])
-            depth += 1
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """(samples, classes) predictions for (samples, features) inputs."""
@@ -103,6 +93,17 @@ class Forest:
             )
             position = np.where(go_left, self.left[position], self.right[position])
         return self.offset + self.value[position] @ self.weight
+
+
+def _longest_path(roots: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
+    """Levels from a root to the deepest leaf over all trees (leaves point to themselves)."""
+    level, depth = roots, 0
+    while True:
+        inner = level[left[level] != level]
+        if not len(inner):
+            return depth
+        level = np.concatenate([left[inner], right[inner]])
+        depth += 1
 
 
 class LearnedPredictor:
