@@ -3,10 +3,11 @@ the `__device__` functions it reaches (networkx call graph) and host launch site
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, partial
 
 import networkx as nx
 import tree_sitter
+from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
 from roofcast.analyzer.hostvalues import bind_call, caller_bindings, device_allocations
 from roofcast.analyzer.index import FileIndex, FunctionInfo
@@ -154,7 +155,7 @@ def launch_map(indices: list[FileIndex]) -> LaunchMap:
 
 
 def kernels_in(
-    index: FileIndex, context: Context, launches: LaunchMap, calls: dict | None = None
+    index: FileIndex, context: Context, launches: LaunchMap, calls: CallSites | None = None
 ) -> list[KernelIR]:
     kernels = []
     for fn in index.functions:
@@ -174,9 +175,9 @@ def kernels_in(
             args = call.child_by_field_name("arguments")
             outer = {}
             if host_fn is not None:
-                host_params = [p.name for p in parameters(host_fn)]
-                if host_params:
-                    outer = caller_bindings(host_fn, host_params, calls, "cuda")
+                outer = dict(
+                    _HOST_OUTER.get(host_fn, partial(_outer_bindings, host_fn, calls), calls)
+                )
             if host_fn is not None and args is not None:
                 bindings = bind_call(
                     [p.name for p in params],
@@ -187,8 +188,9 @@ def kernels_in(
                     outer,
                 )
             if host_fn is not None:
-                allocated = device_allocations(host_fn, "cuda", outer)
-                footprint = str(allocated) if allocated is not None else ""
+                footprint = _HOST_FOOTPRINT.get(
+                    host_fn, partial(_footprint, host_fn, outer), tuple(outer.items())
+                )
         kernels.append(
             KernelIR(
                 name=fn.bare_name,
@@ -211,6 +213,22 @@ def kernels_in(
             )
         )
     return kernels
+
+
+# Kernels launched from one host function (often all of a file's) share its bindings and
+# footprint; the caller's folder (its CallSites) is part of the key.
+_HOST_OUTER = NodeCache(256)
+_HOST_FOOTPRINT = NodeCache(256)
+
+
+def _outer_bindings(host_fn: tree_sitter.Node, calls: CallSites | None) -> dict:
+    host_params = [p.name for p in parameters(host_fn)]
+    return caller_bindings(host_fn, host_params, calls, "cuda") if host_params else {}
+
+
+def _footprint(host_fn: tree_sitter.Node, outer: dict) -> str:
+    allocated = device_allocations(host_fn, "cuda", outer)
+    return str(allocated) if allocated is not None else ""
 
 
 def _with_template(func: tree_sitter.Node) -> tree_sitter.Node:

@@ -216,7 +216,17 @@ def discover_files(
     return result
 
 
-_MARKERS = re.compile(rb"__global__|__device__|#[ \t]*pragma[ \t]+omp[ \t]+target")
+_OMP_TARGET = re.compile(rb"#[ \t]*pragma[ \t]+omp[ \t]+target")
+
+
+def _has_marker(data: bytes) -> bool:
+    """`__global__`, `__device__` or `#pragma omp target` anywhere (byte searches first: one
+    regex over every file of a large tree cost more than all other listing work)."""
+    return (
+        b"__global__" in data
+        or b"__device__" in data
+        or (b"target" in data and _OMP_TARGET.search(data) is not None)
+    )
 
 
 def _may_hold_kernels(path: Path) -> bool:
@@ -229,12 +239,12 @@ def _may_hold_kernels(path: Path) -> bool:
         data = path.read_bytes()
     except OSError:
         return True
-    if _MARKERS.search(data) is not None or b"\0" in data[:8192]:
+    if _has_marker(data) or b"\0" in data[:8192]:
         return True
     for include in quoted_includes(data):  # a region pasted in from a local header
         header = path.parent / include
         try:
-            if header.is_file() and _MARKERS.search(header.read_bytes()):
+            if header.is_file() and _has_marker(header.read_bytes()):
                 return True
         except OSError:
             continue

@@ -5,6 +5,7 @@ offload entries: `__omp_offloading_<dev>_<file>_<function>_l<line>`)."""
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import tree_sitter
 from roofcast.analyzer.callsites import CallSites
@@ -12,7 +13,7 @@ from roofcast.analyzer.context import Context
 from roofcast.analyzer.cuda import parameters, signature
 from roofcast.analyzer.index import FileIndex, function_name, template_params
 from roofcast.analyzer.model import KernelIR
-from roofcast.analyzer.parsing import node_text
+from roofcast.analyzer.parsing import NodeCache, node_text
 
 _NOT_KERNELS = {"data", "update", "enter", "exit"}
 _WORKSHARE = {"distribute", "for", "loop"}
@@ -82,6 +83,9 @@ def _enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
 Owner = tuple[tree_sitter.Node, int]
 
 
+_CALL_BINDINGS = NodeCache(256)  # a function's regions share how its caller binds it
+
+
 def _call_bindings(
     func: tree_sitter.Node, name: str, calls: CallSites | None, grammar: str
 ) -> dict[str, str]:
@@ -100,8 +104,9 @@ def _call_bindings(
     return {}
 
 
-def _footprint(index: FileIndex, func: tree_sitter.Node, pragma: tree_sitter.Node,
-               limit: int | None) -> str:
+def _footprint(
+    index: FileIndex, func: tree_sitter.Node, pragma: tree_sitter.Node, limit: int | None
+) -> str:
     """Bytes in the map clauses of this region and of the target data regions around it."""
     from roofcast.analyzer.hostvalues import mapped_bytes
 
@@ -150,7 +155,13 @@ def regions_in(
                 pragma=text,
                 collapse=collapse,
                 template_params=template_params(func),
-                host_bindings=_call_bindings(func, name, calls, index.grammar),
+                host_bindings=dict(
+                    _CALL_BINDINGS.get(
+                        func,
+                        partial(_call_bindings, func, name, calls, index.grammar),
+                        (name, calls, index.grammar),
+                    )
+                ),
                 footprint=_footprint(index, func, pragma, limit),
                 host_context=(
                     index.display(func.start_point[0] + 1, func.end_point[0] + 1)

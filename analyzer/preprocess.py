@@ -21,6 +21,8 @@ _COMMENTS = re.compile(r'(//[^\n]*|/\*.*?\*/)|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)$")
 _DIRECTIVE = re.compile(r"^[ \t]*#")
+#: a directive line and the lines its trailing backslashes continue it onto
+_DIRECTIVE_BLOCK = re.compile(r"^[ \t]*#[^\n]*(?:(?<=\\)\n[^\n]*)*", re.M)
 _DEFINE_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]", re.M)
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
@@ -92,9 +94,13 @@ def _macro_pattern(names: frozenset[str]) -> re.Pattern[str]:
     """String literals (skipped) or whole-token uses of these macro names: the regex engine
     steps over every other identifier, rather than Python looking at each one."""
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    # Positions that cannot start a string or one of the names are rejected by one
+    # character-class test, before the alternation is tried.
+    first = "".join(sorted({re.escape(n[0]) for n in names}))
     return re.compile(
+        rf"(?=[\"'{first}])(?:"
         r'(?P<string>"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\')'
-        rf"|(?<![\w.])(?P<ident>{alternatives})(?!\w)"
+        rf"|(?<![\w.])(?P<ident>{alternatives})(?!\w))"
     )
 
 
@@ -167,16 +173,19 @@ class _Expander:
         return _PASTE.sub("", body) if "\0" in body else body
 
 
+_ARGUMENT_PUNCTUATION = re.compile(r'[()\[\]{},"]')
+_SPACE = re.compile(r"[ \t\r\n]*")
+
+
 def _call_args(text: str, pos: int) -> tuple[list[str], int] | None:
     """Arguments of a function-like macro call starting at `pos` (after the name)."""
-    i = pos
-    while i < len(text) and text[i] in " \t\r\n":
-        i += 1
+    i = _SPACE.match(text, pos).end()  # type: ignore[union-attr]  # matches the empty string
     if i >= len(text) or text[i] != "(":
         return None
     depth, start, args = 0, i + 1, []
     j = i
-    while j < len(text):
+    while (found := _ARGUMENT_PUNCTUATION.search(text, j)) is not None:
+        j = found.start()
         ch = text[j]
         if ch in "([{":
             depth += 1
@@ -184,11 +193,12 @@ def _call_args(text: str, pos: int) -> tuple[list[str], int] | None:
             depth -= 1
             if depth == 0:
                 args.append(text[start:j])
-                return ([a for a in args] if args != [""] else []), j + 1
-        elif ch == "," and depth == 1:
-            args.append(text[start:j])
-            start = j + 1
-        elif ch == '"':
+                return (args if args != [""] else []), j + 1
+        elif ch == ",":
+            if depth == 1:
+                args.append(text[start:j])
+                start = j + 1
+        else:  # a string literal: its commas and parentheses are not the call's
             j += 1
             while j < len(text) and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
@@ -328,27 +338,17 @@ def preprocess(
     if not macros:
         return text
     expander = _Expander(macros, budget=len(text) * (MAX_GROWTH - 1))
-    lines = text.split("\n")
+    # Code between directive lines is expanded a chunk at a time; a directive (with its
+    # continuation lines) stays as written, but a #pragma's macros are expanded too.
     out: list[str] = []
-    chunk: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if _DIRECTIVE.match(line):
-            if chunk:
-                out.append(expander.expand("\n".join(chunk)))
-                chunk = []
-            block = [line]
-            while block[-1].endswith("\\") and i + 1 < len(lines):
-                i += 1
-                block.append(lines[i])
-            joined = "\n".join(block)
-            if _PRAGMA.match(line):
-                joined = expander.expand(joined)
-            out.append(joined)
-        else:
-            chunk.append(line)
-        i += 1
-    if chunk:
-        out.append(expander.expand("\n".join(chunk)))
+    pos = 0
+    for block in _DIRECTIVE_BLOCK.finditer(text):
+        start, end = block.span()
+        if start > pos:
+            out.append(expander.expand(text[pos : start - 1]))
+        joined = block.group(0)
+        out.append(expander.expand(joined) if _PRAGMA.match(joined) else joined)
+        pos = end + 1
+    if pos <= len(text):
+        out.append(expander.expand(text[pos:]))
     return "\n".join(out)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -15,7 +14,7 @@ HEADER_SUFFIXES = frozenset({".h", ".hpp", ".hh", ".hxx", ".inl"})
 KERNEL_SUFFIXES = CUDA_SUFFIXES | CPP_SUFFIXES | HEADER_SUFFIXES
 
 
-_CUDA_MARKERS = re.compile(r"__global__|__device__|<<<")
+_CUDA_MARKERS = ("__global__", "__device__", "<<<")
 
 
 class SourceError(Exception):
@@ -31,7 +30,8 @@ class SourceFile:
     @property
     def grammar(self) -> str:
         """CUDA files and headers use the CUDA grammar (a C++ superset); C/C++ files the C++ one."""
-        if self.path.suffix.lower() in CPP_SUFFIXES and not _CUDA_MARKERS.search(self.text):
+        text = self.text
+        if self.path.suffix.lower() in CPP_SUFFIXES and not any(m in text for m in _CUDA_MARKERS):
             return "cpp"
         return "cuda"  # also .cpp files holding CUDA code (kernels included into a .cu)
 

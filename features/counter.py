@@ -154,11 +154,19 @@ class KernelCounter:
     def total(self, tally: _Tally) -> sympy.Expr:
         """Sum over loop nests of count x the nest's trip counts (one sympy Add, not a chain)."""
         terms = []
+        whole = 0  # integer counts in loops of integer trips: summed exactly, without sympy
         for key, count in tally.by_key.items():
             if count == 0:
                 continue
-            number = sympy.Integer(int(count)) if float(count).is_integer() else sympy.Float(count)
-            terms.append(number * self.nest_trips(key))
+            trips = self.nest_trips(key)
+            integral = float(count).is_integer()
+            if integral and isinstance(trips, sympy.Integer):
+                whole += int(count) * int(trips)
+                continue
+            number = sympy.Integer(int(count)) if integral else sympy.Float(count)
+            terms.append(number * trips)
+        if whole:
+            terms.append(sympy.Integer(whole))
         return sympy.Add(*terms) if terms else sympy.Integer(0)
 
     def nest_trips(self, key: tuple[int, ...]) -> sympy.Expr:
@@ -665,8 +673,7 @@ class KernelCounter:
         if node is None:
             return UNKNOWN
         if node.type in ("subscript_expression",) or (
-            node.type == "pointer_expression"
-            and operator(node) == "*"
+            node.type == "pointer_expression" and operator(node) == "*"
         ):
             return self.memory_access(node, read=read, write=True)
         if node.type == "field_expression":
@@ -797,20 +804,14 @@ class KernelCounter:
         return widest if widest.is_float else UNKNOWN
 
     def load_through_pointer(self, arg: tree_sitter.Node) -> CType:
-        if (
-            arg.type == "pointer_expression"
-            and operator(arg) == "&"
-        ):
+        if arg.type == "pointer_expression" and operator(arg) == "&":
             inner = arg.child_by_field_name("argument")
             if inner is not None and inner.type == "subscript_expression":
                 return self.memory_access(inner, read=True, write=False)
         return self.memory_access_pointer_arith(arg, read=True, write=False)
 
     def store_through_pointer(self, arg: tree_sitter.Node) -> None:
-        if (
-            arg.type == "pointer_expression"
-            and operator(arg) == "&"
-        ):
+        if arg.type == "pointer_expression" and operator(arg) == "&":
             inner = arg.child_by_field_name("argument")
             if inner is not None and inner.type == "subscript_expression":
                 self.memory_access(inner, read=False, write=True)
@@ -820,10 +821,7 @@ class KernelCounter:
     def memory_access_pointer_arith(self, node: tree_sitter.Node, read: bool, write: bool) -> CType:
         """`p + i` used as an address (in __ldg(p + i))."""
         base, index = node, None
-        if (
-            node.type == "binary_expression"
-            and operator(node) == "+"
-        ):
+        if node.type == "binary_expression" and operator(node) == "+":
             base, index = node.child_by_field_name("left"), node.child_by_field_name("right")
         if index is not None:
             self.expr(index)
