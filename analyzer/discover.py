@@ -136,8 +136,9 @@ def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) ->
 
 
 def roots_of(paths: Sequence[Path]) -> list[Path]:
-    """Where includes are looked for besides the includer's folder: the folders given."""
-    return [p if p.is_dir() else p.parent for p in paths]
+    """Where includes are looked for besides the includer's folder: the folders given (each
+    once: files of one folder, as a pre-commit hook passes them, give one root)."""
+    return list(dict.fromkeys(p if p.is_dir() else p.parent for p in paths))
 
 
 def discover_files(

@@ -7,10 +7,11 @@ once per distinct context at the end rather than once per node: counting stays n
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import dataclass
+from functools import cache, partial
 
 import sympy
 import tree_sitter
@@ -73,6 +74,16 @@ def _assigned_query(grammar: str) -> tree_sitter.Query:
     return tree_sitter.Query(language(grammar), _ASSIGNED_QUERY)
 
 
+# Function node -> (start bytes, names) of every assignment in it, in source order: one query
+# per function, then each loop's names are a slice (a loop asked the query of its own).
+_ASSIGNMENTS = NodeCache(512)
+
+
+def _assignments(function: tree_sitter.Node, grammar: str) -> tuple[list[int], list[str]]:
+    nodes = captures(_assigned_query(grammar), function).get("name", [])
+    return [n.start_byte for n in nodes], [node_text(n) for n in nodes]
+
+
 @dataclass
 class Var:
     """What the visitor knows of a name in scope."""
@@ -92,12 +103,12 @@ class Frame:
     assigned: frozenset[str]
 
 
-@dataclass
-class _Tally:
-    by_key: dict[tuple[int, ...], float] = field(default_factory=lambda: defaultdict(float))
+#: counts by loop nest (the ids of the enclosing loops' frames, outermost first)
+_Tally = dict[tuple[int, ...], float]
 
-    def add(self, key: tuple[int, ...], n: float) -> None:
-        self.by_key[key] += n
+
+def _tally() -> _Tally:
+    return defaultdict(float)
 
 
 class KernelCounter:
@@ -116,8 +127,9 @@ class KernelCounter:
         self.scopes: list[dict[str, Var]] = [{}]
         self.frames: list[Frame] = []
         self.trips: dict[int, sympy.Expr] = {}
-        self.tallies: dict[str, _Tally] = defaultdict(_Tally)
-        self.special: dict[tuple[str, str], _Tally] = defaultdict(_Tally)
+        self.tallies: dict[str, _Tally] = defaultdict(_tally)
+        self.special: dict[tuple[str, str], _Tally] = defaultdict(_tally)
+        self._key: tuple[int, ...] | None = ()  # the frames' ids; None: to be recomputed
         self.access_state: dict[tuple, set[str]] = {}
         self.array_indices: dict[tuple[str, tuple[int, ...]], set[str]] = defaultdict(set)
         self.arrays: set[str] = set()
@@ -137,10 +149,13 @@ class KernelCounter:
     # ---------------------------------------------------------------- tallies
     @property
     def key(self) -> tuple[int, ...]:
-        return tuple(f.id for f in self.frames)
+        key = self._key
+        if key is None:  # frames changed since the last count: most counts reuse the tuple
+            key = self._key = tuple(f.id for f in self.frames)
+        return key
 
     def add(self, name: str, n: float = 1, key: tuple[int, ...] | None = None) -> None:
-        self.tallies[name].add(self.key if key is None else key, n)
+        self.tallies[name][self.key if key is None else key] += n
 
     def add_flops(self, precision: str, n: float = 1) -> None:
         if precision in ("hp", "sp", "dp"):
@@ -149,13 +164,13 @@ class KernelCounter:
     def add_special(self, kind: str, precision: str) -> None:
         if precision not in ("hp", "sp", "dp"):
             precision = "sp"
-        self.special[(kind, precision)].add(self.key, 1)
+        self.special[(kind, precision)][self.key] += 1
 
     def total(self, tally: _Tally) -> sympy.Expr:
         """Sum over loop nests of count x the nest's trip counts (one sympy Add, not a chain)."""
         terms = []
         whole = 0  # integer counts in loops of integer trips: summed exactly, without sympy
-        for key, count in tally.by_key.items():
+        for key, count in tally.items():
             if count == 0:
                 continue
             trips = self.nest_trips(key)
@@ -1113,8 +1128,14 @@ class KernelCounter:
     # loops -----------------------------------------------------------------
     def assigned_in(self, node: tree_sitter.Node) -> frozenset[str]:
         def names() -> frozenset[str]:
-            caps = captures(_assigned_query(self.grammar), node)
-            return frozenset(node_text(n) for n in caps.get("name", []))
+            owner = node
+            while owner.type != "function_definition" and owner.parent is not None:
+                owner = owner.parent
+            starts, found = _ASSIGNMENTS.get(
+                owner, partial(_assignments, owner, self.grammar), self.grammar
+            )
+            inside = slice(bisect_left(starts, node.start_byte), bisect_left(starts, node.end_byte))
+            return frozenset(found[inside])
 
         return _ASSIGNED.get(node, names, self.grammar)
 
@@ -1122,9 +1143,14 @@ class KernelCounter:
         frame = Frame(id=len(self.trips), trip=trip, assigned=self.assigned_in(node))
         self.trips[frame.id] = trip
         self.frames.append(frame)
+        self._key = None
         self.fv.loops += 1
         self.max_depth = max(self.max_depth, len(self.frames))
         return frame
+
+    def pop_frame(self, frame: Frame) -> None:
+        self.frames.remove(frame)
+        self._key = None
 
     def unknown_trip(self, node: tree_sitter.Node) -> sympy.Expr:
         self.fv.unknown_trip_loops += 1
@@ -1150,7 +1176,7 @@ class KernelCounter:
                 self.expr(node.child_by_field_name("update"))
                 self.stmt(node.child_by_field_name("body"))
             finally:
-                self.frames.remove(frame)
+                self.pop_frame(frame)
         finally:
             self.scopes.pop()
 
@@ -1160,7 +1186,7 @@ class KernelCounter:
         try:
             self.stmt(node.child_by_field_name("body"))
         finally:
-            self.frames.remove(frame)
+            self.pop_frame(frame)
             self.scopes.pop()
 
     def _s_while_statement(self, node: tree_sitter.Node) -> None:
@@ -1169,7 +1195,7 @@ class KernelCounter:
             self.expr(node.child_by_field_name("condition"))
             self.stmt(node.child_by_field_name("body"))
         finally:
-            self.frames.remove(frame)
+            self.pop_frame(frame)
 
     _s_do_statement = _s_while_statement
 
