@@ -1225,7 +1225,9 @@ class KernelCounter:
         trip = _trip(op, start, end, kind, amount)
         if trip is None:
             return self.unknown_trip(node), var, None
-        if trip.is_number:
+        if isinstance(trip, sympy.Integer):  # most loops: Max(n, 0) without sympy's Max
+            trip = trip if trip.p >= 0 else sympy.Integer(0)
+        elif trip.is_number:
             trip = sympy.Max(trip, 0)
         mean = (start + end) / 2 if kind == "add" else None
         return trip, var, mean

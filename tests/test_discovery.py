@@ -154,6 +154,30 @@ def test_openmp_regions_are_named_by_function_and_pragma_line(tmp_path):
         ("first", 2, "openmp"), ("first", 5, "openmp"), ("method", 9, "openmp")]
 
 
+def test_cpp_files_are_skipped_only_when_no_kernel_marker_reaches_them(tmp_path):
+    """Files without `__global__`, `__device__` or `#pragma omp target` (in any spacing) are not
+    parsed unless a header they include holds one: a region pasted into a function counts."""
+    (tmp_path / "spaced.cpp").write_text(
+        "void scale(float* x, int n) {\n"
+        "#  pragma   omp\ttarget teams distribute parallel for\n"
+        "  for (int i = 0; i < n; i++) x[i] *= 2.0f;\n"
+        "}\n"
+    )
+    (tmp_path / "region.inc.h").write_text(
+        "#pragma omp target teams distribute parallel for\n"
+        "for (int i = 0; i < n; i++) y[i] += 1.0f;\n"
+    )
+    (tmp_path / "host.cpp").write_text(
+        'void shift(float* y, int n) {\n#include "region.inc.h"\n}\n'
+    )
+    (tmp_path / "plain.cpp").write_text("int target = 3; // omp target, by name only\n")
+    found = discover([tmp_path])
+    assert [(Path(k.file).name, k.name, k.line) for k in found.kernels] == [
+        ("region.inc.h", "shift", 1),
+        ("spaced.cpp", "scale", 2),
+    ]
+
+
 def test_query_captures_come_back_in_source_order():
     """py-tree-sitter returns captures in no promised order (it varied between runs and so did
     device-call order and overload choice); the analyzer sorts them into source order."""

@@ -130,6 +130,42 @@ def test_function_like_macro_name_without_arguments_is_left_alone():
     assert squash(lines[2]) == "intq=((2)+1);"
 
 
+def test_macro_arguments_split_only_at_top_level_commas():
+    lines = expand("""\
+        #define FIRST(a, b) (a)
+        #define SECOND(a, b) (b)
+        int p = FIRST(f(x, y), g[1]);
+        const char* q = SECOND("a, b)", "c");
+        int r = SECOND({1, 2}, k);
+        """)
+    assert squash(lines[2]) == "intp=(f(x,y));"
+    assert squash(lines[3]) == 'constchar*q=("c");'
+    assert squash(lines[4]) == "intr=(k);"
+
+
+def test_directive_lines_stay_as_written_and_code_around_them_expands():
+    source = textwrap.dedent("""\
+        #define N 4
+        int a = N;
+        #pragma omp target teams distribute \\
+            parallel for num_teams(N)
+
+        #if N > 2
+        int b = N; \\
+        int c = N;
+        #endif""")  # no newline at the end: the last line is a directive
+    out = preprocess(source, collect_macros(source))
+    lines = out.split("\n")
+    assert len(lines) == len(source.split("\n"))
+    assert lines[0] == "#define N 4" and lines[5] == ""  # #if lines become empty lines
+    assert squash(lines[1]) == "inta=4;"
+    assert squash(lines[3]) == "parallelfornum_teams(4)"  # a pragma's macros expand
+    assert lines[4] == ""
+    # a backslash ending a code line does not make the next line a directive's continuation
+    assert squash(lines[6]) == "intb=4;\\" and squash(lines[7]) == "intc=4;"
+    assert lines[8] == ""
+
+
 # --------------------------------------------------------------------------- comments
 
 
