@@ -176,7 +176,7 @@ def kernels_in(
             outer = {}
             if host_fn is not None:
                 outer = dict(
-                    _HOST_OUTER.get(host_fn, partial(_outer_bindings, host_fn, calls), calls)
+                    _HOST_OUTER.get(host_fn, partial(_outer_bindings, host_fn, calls), id(calls))
                 )
             if host_fn is not None and args is not None:
                 bindings = bind_call(
@@ -216,7 +216,9 @@ def kernels_in(
 
 
 # Kernels launched from one host function (often all of a file's) share its bindings and
-# footprint; the caller's folder (its CallSites) is part of the key.
+# footprint. The call sites searched are part of the key by id, not by reference: holding
+# them would keep a whole folder's parse trees alive. An id cannot be confused with a later
+# analysis's: that one parses afresh, and a cached host node keeps its own id taken.
 _HOST_OUTER = NodeCache(256)
 _HOST_FOOTPRINT = NodeCache(256)
 

@@ -159,7 +159,7 @@ def regions_in(
                     _CALL_BINDINGS.get(
                         func,
                         partial(_call_bindings, func, name, calls, index.grammar),
-                        (name, calls, index.grammar),
+                        (name, id(calls), index.grammar),  # by id: see cuda._HOST_OUTER
                     )
                 ),
                 footprint=_footprint(index, func, pragma, limit),
