@@ -7,13 +7,14 @@ it into independent groups, discover kernels, count, resolve, and predict with t
 (learned) predictor, in N processes (default: one per available CPU). The bare parse reads
 and parses every listed file with tree-sitter and nothing else, once in one process and once
 spread over the same N processes, so that the ratio is also given at equal parallelism.
-Medians over --repeat runs, all measured in this one process run.
+Medians over --repeat runs, all measured in this one process run, then peak memory.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -81,6 +82,24 @@ def main() -> None:
     print(f"{'kernels/s':28s}{kernels / a1:14.0f}{kernels / an:16.0f}")
     print(f"{'analysis / bare parse':28s}{a1 / p1:13.2f}x{an / pn:15.2f}x")
     print(f"analysis with {args.jobs} processes / bare parse in 1 process: {an / p1:.2f}x")
+    peaks = peak_memory_mib()
+    if peaks is not None:
+        print(
+            f"peak memory: this process {peaks[0]:.0f} MiB (the 1-process analysis dominates), "
+            f"largest worker {peaks[1]:.0f} MiB"
+        )
+
+
+def peak_memory_mib() -> tuple[float, float] | None:
+    """Peak resident memory of this process and of its largest child, where the OS says."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    scale = 1024 * 1024 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / scale
+    return own, children
 
 
 if __name__ == "__main__":
