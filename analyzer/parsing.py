@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from functools import cache
@@ -46,6 +47,7 @@ class NodeCache:
     def __init__(self, size: int = 4096) -> None:
         self.size = size
         self.entries: OrderedDict[tuple, tuple[tree_sitter.Node, object]] = OrderedDict()
+        _NODE_CACHES.add(self)
 
     def get(self, node: tree_sitter.Node, compute: Callable[[], _T], extra: Hashable = None) -> _T:
         key = (node.id, node.start_byte, node.end_byte, extra)
@@ -58,6 +60,16 @@ class NodeCache:
         if len(self.entries) > self.size:
             self.entries.popitem(last=False)
         return value
+
+
+_NODE_CACHES: weakref.WeakSet[NodeCache] = weakref.WeakSet()
+
+
+def forget_nodes() -> None:
+    """Empty every NodeCache: an analysed group's trees are never asked about again, and the
+    entries would keep them (hundreds of MB over a large tree) alive."""
+    for node_cache in _NODE_CACHES:
+        node_cache.entries.clear()
 
 
 def operator(node: tree_sitter.Node) -> str:

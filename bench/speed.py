@@ -7,13 +7,15 @@ it into independent groups, discover kernels, count, resolve, and predict with t
 (learned) predictor, in N processes (default: one per available CPU). The bare parse reads
 and parses every listed file with tree-sitter and nothing else, once in one process and once
 spread over the same N processes, so that the ratio is also given at equal parallelism.
-Medians over --repeat runs, all measured in this one process run, then peak memory.
+Medians over --repeat runs, all measured in this one process run; then the peak memory of
+the analysis, each process count in a fresh process.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -82,24 +84,35 @@ def main() -> None:
     print(f"{'kernels/s':28s}{kernels / a1:14.0f}{kernels / an:16.0f}")
     print(f"{'analysis / bare parse':28s}{a1 / p1:13.2f}x{an / pn:15.2f}x")
     print(f"analysis with {args.jobs} processes / bare parse in 1 process: {an / p1:.2f}x")
-    peaks = peak_memory_mib()
-    if peaks is not None:
-        print(
-            f"peak memory: this process {peaks[0]:.0f} MiB (the 1-process analysis dominates), "
-            f"largest worker {peaks[1]:.0f} MiB"
-        )
+    for jobs in sorted({1, args.jobs}):
+        own, worker = peak_memory_mib(args.path, args.gpu, jobs)
+        where = f", largest worker {worker:.0f} MiB" if jobs > 1 else ""
+        print(f"peak memory, analysis in {jobs} process(es): main {own:.0f} MiB{where}")
 
 
-def peak_memory_mib() -> tuple[float, float] | None:
-    """Peak resident memory of this process and of its largest child, where the OS says."""
-    try:
-        import resource
-    except ImportError:  # Windows
-        return None
-    scale = 1024 * 1024 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / scale
-    return own, children
+_MEASURE = """
+import resource, sys
+from pathlib import Path
+from roofcast.gpu_specs import load_gpu
+from roofcast.pipeline import analyze_paths
+analyze_paths([Path(sys.argv[1])], load_gpu(sys.argv[2]), jobs=int(sys.argv[3]))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def peak_memory_mib(path: Path, gpu: str, jobs: int) -> tuple[float, float]:
+    """Peak resident memory of a fresh process running the analysis, and of its largest
+    worker: measured apart, since this process's heap already holds the runs above (and
+    workers forked from it would count those pages too). Linux and macOS."""
+    out = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(path), gpu, str(jobs)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    scale = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes / KiB
+    return int(out[-2]) / scale, int(out[-1]) / scale
 
 
 if __name__ == "__main__":

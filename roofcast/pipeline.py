@@ -16,6 +16,7 @@ import sympy
 
 from roofcast.analyzer.discover import discover_files, roots_of
 from roofcast.analyzer.model import FileProblem, KernelIR
+from roofcast.analyzer.parsing import forget_nodes
 from roofcast.analyzer.partition import independent_groups
 from roofcast.analyzer.sources import expand_paths, forget_resolved
 from roofcast.features import count_features
@@ -167,6 +168,10 @@ class _GroupJob:
         results = analyze_kernels(
             found.kernels, self.gpu, self.defines, self.predictor, self.context
         )
+        for result in results:  # the group's parse trees can go: nothing after counting reads them
+            result.ir.ast = None
+            result.ir.context = None
+        forget_nodes()
         return results, found.problems
 
 
@@ -181,10 +186,7 @@ def _start_worker(job: _GroupJob) -> None:
 def _run_in_worker(files: list[Path]) -> bytes:
     """One group in a worker, pickled here with sympy expressions as plain tuples."""
     assert _WORKER_JOB is not None
-    results, problems = _WORKER_JOB(files)
-    for result in results:  # parse trees stay in the worker: they cannot be pickled
-        result.ir.ast = None
-        result.ir.context = None
+    results, problems = _WORKER_JOB(files)  # without parse trees: they cannot be pickled
     buffer = io.BytesIO()
     _ExpressionPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((results, problems))
     return buffer.getvalue()
