@@ -96,23 +96,28 @@ from pathlib import Path
 from roofcast.gpu_specs import load_gpu
 from roofcast.pipeline import analyze_paths
 analyze_paths([Path(sys.argv[1])], load_gpu(sys.argv[2]), jobs=int(sys.argv[3]))
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+mib = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes there, KiB here
+own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / mib
+try:  # Linux carries ru_maxrss over exec (the forking parent's size); VmHWM starts afresh
+    with open("/proc/self/status") as status:
+        own = next(int(s.split()[1]) for s in status if s.startswith("VmHWM:")) / 1024
+except OSError:
+    pass
+print(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / mib)
 """
 
 
 def peak_memory_mib(path: Path, gpu: str, jobs: int) -> tuple[float, float]:
     """Peak resident memory of a fresh process running the analysis, and of its largest
-    worker: measured apart, since this process's heap already holds the runs above (and
-    workers forked from it would count those pages too). Linux and macOS."""
+    worker (which counts the pages it shares with its parent). Measured apart from this
+    process, whose heap already holds the runs above."""
     out = subprocess.run(
         [sys.executable, "-c", _MEASURE, str(path), gpu, str(jobs)],
         check=True,
         capture_output=True,
         text=True,
     ).stdout.split()
-    scale = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes / KiB
-    return int(out[-2]) / scale, int(out[-1]) / scale
+    return float(out[-2]), float(out[-1])
 
 
 if __name__ == "__main__":
