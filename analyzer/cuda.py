@@ -175,9 +175,7 @@ def kernels_in(
             args = call.child_by_field_name("arguments")
             outer = {}
             if host_fn is not None:
-                outer = dict(
-                    _HOST_OUTER.get(host_fn, partial(_outer_bindings, host_fn, calls), id(calls))
-                )
+                outer = caller_bindings(host_fn, calls)
             if host_fn is not None and args is not None:
                 bindings = bind_call(
                     [p.name for p in params],
@@ -215,17 +213,8 @@ def kernels_in(
     return kernels
 
 
-# Kernels launched from one host function (often all of a file's) share its bindings and
-# footprint. The call sites searched are part of the key by id, not by reference: holding
-# them would keep a whole folder's parse trees alive. An id cannot be confused with a later
-# analysis's: that one parses afresh, and a cached host node keeps its own id taken.
-_HOST_OUTER = NodeCache(256)
+# Kernels launched from one host function (often all of a file's) share its footprint.
 _HOST_FOOTPRINT = NodeCache(256)
-
-
-def _outer_bindings(host_fn: tree_sitter.Node, calls: CallSites | None) -> dict:
-    host_params = [p.name for p in parameters(host_fn)]
-    return caller_bindings(host_fn, host_params, calls, "cuda") if host_params else {}
 
 
 def _footprint(host_fn: tree_sitter.Node, outer: dict) -> str:

@@ -9,7 +9,8 @@ call, constants, casts, arithmetic, sizeof and the C conversions of argv.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, partial
+from typing import TYPE_CHECKING
 
 import sympy
 import tree_sitter
@@ -21,6 +22,9 @@ from roofcast.analyzer.parsing import (
     node_text,
     operator,
 )
+
+if TYPE_CHECKING:
+    from roofcast.analyzer.callsites import CallSites
 
 MAX_DEPTH = 6
 _ARGV_CALLS = {
@@ -296,12 +300,28 @@ def _value_in(scope: HostScope, node: tree_sitter.Node | None, at: int) -> sympy
     return scope.value(node, at)
 
 
-def caller_bindings(
-    func: tree_sitter.Node, params: list[str], calls: dict | None, grammar: str
+# A function's caller is searched once for all the kernels or regions it holds. The call
+# sites searched are part of the key by id, not by reference: holding them would keep a
+# whole folder's parse trees alive. An id cannot be confused with a later analysis's: that
+# one parses afresh, and a cached function node keeps its own id taken.
+_CALLER_BINDINGS = NodeCache(256)
+
+
+def caller_bindings(func: tree_sitter.Node, calls: CallSites | None) -> dict[str, sympy.Expr]:
+    """A function's parameters as its first caller in the folder passes them (one level up).
+    A fresh dict: callers may add to it."""
+    return dict(_CALLER_BINDINGS.get(func, partial(_first_caller_bindings, func, calls), id(calls)))
+
+
+def _first_caller_bindings(
+    func: tree_sitter.Node, calls: CallSites | None
 ) -> dict[str, sympy.Expr]:
-    """A host helper's parameters as its first caller passes them (one level up)."""
+    from roofcast.analyzer.cuda import parameters
     from roofcast.analyzer.index import function_name
 
+    params = [p.name for p in parameters(func)]
+    if not params:
+        return {}
     name = (function_name(func) or "").split("::")[-1]
     for call, call_grammar in (calls or {}).get(name, []):
         caller = call.parent

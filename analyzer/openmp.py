@@ -5,15 +5,15 @@ offload entries: `__omp_offloading_<dev>_<file>_<function>_l<line>`)."""
 from __future__ import annotations
 
 import re
-from functools import partial
 
 import tree_sitter
 from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
 from roofcast.analyzer.cuda import parameters, signature
+from roofcast.analyzer.hostvalues import caller_bindings, mapped_bytes
 from roofcast.analyzer.index import FileIndex, function_name, template_params
 from roofcast.analyzer.model import KernelIR
-from roofcast.analyzer.parsing import NodeCache, node_text
+from roofcast.analyzer.parsing import node_text
 
 _NOT_KERNELS = {"data", "update", "enter", "exit"}
 _WORKSHARE = {"distribute", "for", "loop"}
@@ -83,33 +83,10 @@ def _enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
 Owner = tuple[tree_sitter.Node, int]
 
 
-_CALL_BINDINGS = NodeCache(256)  # a function's regions share how its caller binds it
-
-
-def _call_bindings(
-    func: tree_sitter.Node, name: str, calls: CallSites | None, grammar: str
-) -> dict[str, str]:
-    """Parameters of the region's function as passed by its first caller in the folder."""
-    from roofcast.analyzer.hostvalues import bind_call
-
-    for call, call_grammar in (calls or {}).get(name.split("::")[-1], []):
-        caller = _enclosing_function(call)
-        args = call.child_by_field_name("arguments")
-        if caller is None or caller is func or args is None:
-            continue
-        params = [p.name for p in parameters(func)]
-        if len(params) != len(args.named_children):
-            continue
-        return bind_call(params, list(args.named_children), caller, call_grammar, call.start_byte)
-    return {}
-
-
 def _footprint(
     index: FileIndex, func: tree_sitter.Node, pragma: tree_sitter.Node, limit: int | None
 ) -> str:
     """Bytes in the map clauses of this region and of the target data regions around it."""
-    from roofcast.analyzer.hostvalues import mapped_bytes
-
     texts = [node_text(pragma)]
     if limit is None:
         texts += [
@@ -155,13 +132,7 @@ def regions_in(
                 pragma=text,
                 collapse=collapse,
                 template_params=template_params(func),
-                host_bindings=dict(
-                    _CALL_BINDINGS.get(
-                        func,
-                        partial(_call_bindings, func, name, calls, index.grammar),
-                        (name, id(calls), index.grammar),  # by id: see cuda._HOST_OUTER
-                    )
-                ),
+                host_bindings={k: str(v) for k, v in caller_bindings(func, calls).items()},
                 footprint=_footprint(index, func, pragma, limit),
                 host_context=(
                     index.display(func.start_point[0] + 1, func.end_point[0] + 1)

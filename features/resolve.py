@@ -161,8 +161,6 @@ def _clean(value: float) -> float:
     return int(value) if float(value).is_integer() and abs(value) < 2**53 else round(value, 6)
 
 
-
-
 def launch_bindings(
     block: tuple[int, int, int] | None, grid: tuple[int, int, int] | None
 ) -> dict[str, float]:
