@@ -44,6 +44,7 @@ class _Indexer:
         self.defines = dict(defines or {})
         self.macro_cache: dict[Path, dict[str, Macro]] = {}
         self.own_macros: dict[Path, dict[str, Macro]] = {}  # defined in the file itself
+        self.included_names: dict[Path, frozenset[str]] = {}  # defined by its local headers
         self.text_cache: dict[Path, str | None] = {}
         self.indices: dict[Path, FileIndex | None] = {}
         self.by_name: dict[str, list[Path]] = {}  # the listing's files: include fallback
@@ -74,7 +75,11 @@ class _Indexer:
         own = self.own_macros[key]  # collected by macros_for above
         known = {k: m.body or "1" for k, m in macros.items() if m.params is None and k not in own}
         expanded = preprocess(
-            stripped, macros, comments_stripped=True, defined={**known, **self.defines}
+            stripped,
+            macros,
+            comments_stripped=True,
+            defined={**known, **self.defines},
+            deferred=frozenset(own).difference(self.included_names.get(key, ()), self.defines),
         )
         tree = parse(expanded, source.grammar)
         index = build_index(path, source.grammar, tree)
@@ -103,6 +108,7 @@ class _Indexer:
                 child_text = self.text_cache[target]
                 if child_text is not None:
                     merged.update(self.macros_for(target, child_text, depth + 1))
+        self.included_names[path] = frozenset(merged)
         self.own_macros[path] = collect_macros(text)
         merged.update(self.own_macros[path])
         self.macro_cache[path] = merged

@@ -23,6 +23,7 @@ _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)$
 _DIRECTIVE = re.compile(r"^[ \t]*#")
 #: a directive line and the lines its trailing backslashes continue it onto
 _DIRECTIVE_BLOCK = re.compile(r"^[ \t]*#[^\n]*(?:(?<=\\)\n[^\n]*)*", re.M)
+_DEFINE_NAME = re.compile(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)")
 _DEFINE_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]", re.M)
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
@@ -105,11 +106,20 @@ def _macro_pattern(names: frozenset[str]) -> re.Pattern[str]:
 
 
 class _Expander:
-    def __init__(self, macros: Mapping[str, Macro], budget: int) -> None:
+    def __init__(
+        self, macros: Mapping[str, Macro], budget: int, deferred: frozenset[str] = frozenset()
+    ) -> None:
         self.macros = macros
         self.budget = budget
-        self.names = frozenset(macros)
+        self.deferred = deferred
+        self.names = frozenset(macros).difference(deferred)
         self.object_like: dict[tuple[str, frozenset[str], int], str] = {}
+
+    def define(self, name: str) -> None:
+        """A deferred macro's `#define` has been passed: it expands from here on."""
+        if name in self.deferred and name not in self.names:
+            self.names = self.names | {name}
+            self.object_like.clear()  # a cached expansion may contain the name unexpanded
 
     def expand(self, text: str, hidden: frozenset[str] = frozenset(), depth: int = 0) -> str:
         out: list[str] = []
@@ -133,8 +143,8 @@ class _Expander:
                     self.object_like[key] = replacement
             else:
                 call = _call_args(text, end)
-                if call is None:
-                    continue
+                if call is None or not _arity_fits(macro, call[0]):
+                    continue  # not a call, or one cpp would reject (`static T min()`)
                 args, end = call
                 replacement = self.expand(
                     self.substitute(macro, args, hidden, depth), hidden | {name}, depth + 1
@@ -204,6 +214,20 @@ def _call_args(text: str, pos: int) -> tuple[list[str], int] | None:
                 j += 2 if text[j] == "\\" else 1
         j += 1
     return None
+
+
+def _arity_fits(macro: Macro, args: list[str]) -> bool:
+    """Whether cpp would expand this call: a function-like macro takes exactly its parameters'
+    number of arguments (a variadic one at least the named ones; `f()` is one empty argument).
+    A method that shares a macro's name (`min()` in a class, `min` a two-parameter macro
+    elsewhere in the file) is left alone, as cpp would refuse it."""
+    wanted = len(macro.params or ())
+    given = len(args) if args else (1 if wanted else 0)  # `f()`: one empty argument
+    if wanted == 0 and len(args) == 1 and not args[0].strip():
+        given = 0  # `F( )` for `#define F() ...`
+    if macro.variadic:
+        return given >= wanted - 1
+    return given == wanted
 
 
 _UNDEF = re.compile(r"^[ \t]*#[ \t]*undef[ \t]+(\w+)")
@@ -328,16 +352,21 @@ def preprocess(
     macros: Mapping[str, Macro],
     comments_stripped: bool = False,
     defined: Mapping[str, str] | None = None,
+    deferred: frozenset[str] = frozenset(),
 ) -> str:
     """Comments stripped, conditionals resolved, macros expanded outside directives (and
-    inside `#pragma` lines)."""
+    inside `#pragma` lines).
+
+    `deferred` macros (the file's own, unknown to its headers) expand only after their
+    `#define` line, as with cpp: a `#define PI ...` or `#define min(a,b) ...` at the end of a
+    header, or in an arm the conditionals dropped, leaves the code above it as written."""
     if not comments_stripped:
         text = strip_comments(text)
     if "#" in text:
         text = resolve_conditionals(text, defined or {})
     if not macros:
         return text
-    expander = _Expander(macros, budget=len(text) * (MAX_GROWTH - 1))
+    expander = _Expander(macros, len(text) * (MAX_GROWTH - 1), deferred.intersection(macros))
     # Code between directive lines is expanded a chunk at a time; a directive (with its
     # continuation lines) stays as written, but a #pragma's macros are expanded too.
     out: list[str] = []
@@ -347,7 +376,11 @@ def preprocess(
         if start > pos:
             out.append(expander.expand(text[pos : start - 1]))
         joined = block.group(0)
-        out.append(expander.expand(joined) if _PRAGMA.match(joined) else joined)
+        if _PRAGMA.match(joined):
+            joined = expander.expand(joined)
+        elif expander.deferred and (define := _DEFINE_NAME.match(joined)):
+            expander.define(define.group(1))
+        out.append(joined)
         pos = end + 1
     if pos <= len(text):
         out.append(expander.expand(text[pos:]))

@@ -130,6 +130,23 @@ def test_function_like_macro_name_without_arguments_is_left_alone():
     assert squash(lines[2]) == "intq=((2)+1);"
 
 
+def test_a_call_cpp_would_reject_keeps_its_name():
+    # cpp expands a function-like macro only with its number of arguments: a class's
+    # `min()` is not the two-argument `min(a,b)` macro a header defines.
+    lines = expand("""\
+        #define min(a, b) (((a) < (b)) ? (a) : (b))
+        #define F() 7
+        #define G(x) [x]
+        #define V(f, ...) f(__VA_ARGS__)
+        static T min() { return min(p, q); }
+        int a = F() + F( ) + G() + G(1) + min(1);
+        int b = V(g) + V(g, 1, 2);
+        """)
+    assert squash(lines[4]) == "staticTmin(){return(((p)<(q))?(p):(q));}"
+    assert squash(lines[5]) == "inta=7+7+[]+[1]+min(1);"
+    assert squash(lines[6]) == "intb=g()+g(1,2);"
+
+
 def test_macro_arguments_split_only_at_top_level_commas():
     lines = expand("""\
         #define FIRST(a, b) (a)
@@ -278,6 +295,43 @@ def test_the_files_own_define_decides_the_arm(tmp_path):
         """))
     fv = count_features(discover([path]).kernels[0])
     assert (fv.flops_sp, fv.flops_dp, fv.load_bytes) == (1, 0, 4)
+
+
+def test_a_files_own_macro_applies_only_below_its_define(tmp_path):
+    # As with cpp: `sigma_id` is a variable in the first kernel and a macro after the
+    # #define; a #define in an arm the conditionals drop (HIP only) never applies.
+    path = tmp_path / "k.cu"
+    path.write_text(textwrap.dedent("""\
+        #ifdef __HIPCC__
+        #define __syncwarp()
+        #endif
+        __global__ void before(float* x, int n) {
+          int sigma_id = threadIdx.x * n;
+          x[sigma_id] = 1.0f;
+          __syncwarp();
+        }
+        #define sigma_id (threadIdx.x % 8 + 16 * n)
+        __global__ void after(float* x, int n) {
+          x[sigma_id] = 1.0f;
+        }
+        """))
+    before, after = (count_features(k) for k in discover([path]).kernels)
+    assert before.int_ops == 1 and before.barriers == 1
+    assert after.int_ops == 3 and after.barriers == 0
+
+
+def test_a_headers_macros_apply_in_the_includer(tmp_path):
+    # only the file's own #defines wait for their line: the header's are not in this text
+    (tmp_path / "access.h").write_text("#define AT(a, i) a[(i) * 2]\n")
+    path = tmp_path / "k.cu"
+    path.write_text(textwrap.dedent("""\
+        #include "access.h"
+        __global__ void k(float* x) {
+          AT(x, threadIdx.x) += 1.0f;
+        }
+        """))
+    fv = count_features(discover([path]).kernels[0])
+    assert (fv.load_bytes, fv.store_bytes, fv.flops_sp) == (4, 4, 1)
 
 
 # --------------------------------------------------------------------------- through discovery
