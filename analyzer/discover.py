@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from roofcast.analyzer import cuda, openmp
@@ -17,7 +18,7 @@ from roofcast.analyzer.context import Context
 from roofcast.analyzer.includes import files_by_name, quoted_includes, resolve_include
 from roofcast.analyzer.index import FileIndex, build_index
 from roofcast.analyzer.model import FileProblem, KernelIR
-from roofcast.analyzer.parsing import parse
+from roofcast.analyzer.parsing import RecentTexts, parse_shared
 from roofcast.analyzer.preprocess import Macro, collect_macros, includes, preprocess, strip_comments
 from roofcast.analyzer.sources import (
     SourceError,
@@ -69,19 +70,18 @@ class _Indexer:
         for name, value in self.defines.items():
             if name in macros and macros[name].params is None:
                 macros[name] = Macro(None, value)
-        stripped = strip_comments(source.text)
         # Conditionals see --define, then macros of included headers; the file's own
         # #defines join as they are met (an include guard is not defined before its #ifndef).
         own = self.own_macros[key]  # collected by macros_for above
         known = {k: m.body or "1" for k, m in macros.items() if m.params is None and k not in own}
-        expanded = preprocess(
-            stripped,
-            macros,
-            comments_stripped=True,
-            defined={**known, **self.defines},
-            deferred=frozenset(own).difference(self.included_names.get(key, ()), self.defines),
+        defined = {**known, **self.defines}
+        deferred = frozenset(own).difference(self.included_names.get(key, ()), self.defines)
+        stripped, expanded = _RECENT_EXPANSIONS.get(
+            (source.text, frozenset(macros.items()), frozenset(defined.items()), deferred),
+            len(source.text),
+            partial(_expand, source.text, macros, defined, deferred),
         )
-        tree = parse(expanded, source.grammar)
+        tree = parse_shared(expanded, source.grammar)
         index = build_index(path, source.grammar, tree)
         index.display_lines = stripped.split("\n")
         for fn in index.functions:
@@ -133,6 +133,21 @@ class _Indexer:
                     out.append(child)
                     frontier.append((child, depth + 1))
         return out
+
+
+#: a copy of a file under another folder, with the same macros, expands the same
+_RECENT_EXPANSIONS: RecentTexts[tuple[str, str]] = RecentTexts(4_000_000)
+
+
+def _expand(
+    text: str, macros: Mapping[str, Macro], defined: Mapping[str, str], deferred: frozenset[str]
+) -> tuple[str, str]:
+    """(comments stripped, then preprocessed): what the user reads and what is parsed."""
+    stripped = strip_comments(text)
+    expanded = preprocess(
+        stripped, macros, comments_stripped=True, defined=defined, deferred=deferred
+    )
+    return stripped, expanded
 
 
 def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) -> DiscoveryResult:

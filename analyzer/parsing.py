@@ -6,7 +6,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from functools import cache
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import tree_sitter
 import tree_sitter_cpp
@@ -29,12 +29,46 @@ def parse(text: str | bytes, grammar: str = "cuda") -> tree_sitter.Tree:
     return parser(grammar).parse(data)
 
 
+_T = TypeVar("_T")
+
+
+class RecentTexts(Generic[_T]):
+    """Values computed from large texts, kept for the texts met last (bounded by their total
+    size): benchmark suites keep the same header or source under several folders
+    (`prog-cuda/`, `prog-hip/`), analysed one after the other, so a copy's work is reused."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget  # characters
+        self.size = 0
+        self.entries: OrderedDict[Hashable, tuple[int, _T]] = OrderedDict()
+
+    def get(self, key: Hashable, size: int, compute: Callable[[], _T]) -> _T:
+        hit = self.entries.get(key)
+        if hit is not None:
+            self.entries.move_to_end(key)
+            return hit[1]
+        value = compute()
+        if size <= self.budget:
+            self.entries[key] = (size, value)
+            self.size += size
+            while self.size > self.budget:
+                self.size -= self.entries.popitem(last=False)[1][0]
+        return value
+
+
+#: trees take about 20x their text in memory
+_RECENT_TREES: RecentTexts[tree_sitter.Tree] = RecentTexts(1_000_000)
+
+
+def parse_shared(text: str, grammar: str = "cuda") -> tree_sitter.Tree:
+    """`parse`, but a text met again soon is not parsed again. A tree is never modified, so
+    files of equal text can share one."""
+    return _RECENT_TREES.get((grammar, text), len(text), lambda: parse(text, grammar))
+
+
 def node_text(node: tree_sitter.Node) -> str:
     text = node.text  # a property that copies the bytes: read it once
     return text.decode("utf-8", "replace") if text is not None else ""
-
-
-_T = TypeVar("_T")
 
 
 class NodeCache:

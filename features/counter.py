@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, partial
 
@@ -111,6 +111,10 @@ def _tally() -> _Tally:
     return defaultdict(float)
 
 
+_EXPR_HANDLERS: dict[str, Callable[..., CType] | None] = {}
+_STMT_HANDLERS: dict[str, Callable[..., None] | None] = {}
+
+
 class KernelCounter:
     def __init__(self, ir: KernelIR, defines: Mapping[str, str]) -> None:
         self.ir = ir
@@ -142,9 +146,11 @@ class KernelCounter:
         self.macro_values: dict[str, sympy.Expr | None] = {}
         self.max_depth = 0
         self.nest_products: dict[tuple[int, ...], sympy.Expr] = {}
-        # node type -> bound handler (or None): one dict lookup per node instead of getattr
-        self._expr_handlers: dict[str, object] = {}
-        self._stmt_handlers: dict[str, object] = {}
+        # node type -> handler function (or None), shared by all counters: one dict lookup
+        # per node instead of getattr, and no bound methods tying the counter into a cycle
+        # (counters would then wait for the cyclic garbage collector to be freed)
+        self._expr_handlers = _EXPR_HANDLERS
+        self._stmt_handlers = _STMT_HANDLERS
 
     # ---------------------------------------------------------------- tallies
     @property
@@ -527,9 +533,9 @@ class KernelCounter:
         t = node.type
         handler = self._expr_handlers.get(t, _MISSING)
         if handler is _MISSING:
-            handler = self._expr_handlers[t] = getattr(self, "_e_" + t, None)
+            handler = self._expr_handlers[t] = getattr(KernelCounter, "_e_" + t, None)
         if handler is not None:
-            return handler(node)
+            return handler(self, node)
         if t == "ERROR":
             self.fv.unparsed_regions += 1
         result = UNKNOWN
@@ -944,11 +950,12 @@ class KernelCounter:
     def stmt(self, node: tree_sitter.Node | None) -> None:
         if node is None:
             return
-        handler = self._stmt_handlers.get(node.type, _MISSING)
+        t = node.type
+        handler = self._stmt_handlers.get(t, _MISSING)
         if handler is _MISSING:
-            handler = self._stmt_handlers[node.type] = getattr(self, "_s_" + node.type, None)
+            handler = self._stmt_handlers[t] = getattr(KernelCounter, "_s_" + t, None)
         if handler is not None:
-            handler(node)
+            handler(self, node)
             return
         if node.type == "ERROR":
             self.fv.unparsed_regions += 1

@@ -6,6 +6,7 @@ import io
 import multiprocessing
 import os
 import pickle
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -183,13 +184,33 @@ def _start_worker(job: _GroupJob) -> None:
     _WORKER_JOB = job
 
 
-def _run_in_worker(files: list[Path]) -> bytes:
-    """One group in a worker, pickled here with sympy expressions as plain tuples."""
+def _run_in_worker(batch: list[list[Path]]) -> bytes:
+    """A batch of groups in a worker, their outcomes pickled here with sympy expressions as
+    plain tuples (results hold no parse trees: they cannot be pickled)."""
     assert _WORKER_JOB is not None
-    results, problems = _WORKER_JOB(files)  # without parse trees: they cannot be pickled
+    outcomes = [_WORKER_JOB(files) for files in batch]
     buffer = io.BytesIO()
-    _ExpressionPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((results, problems))
+    _ExpressionPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(outcomes)
     return buffer.getvalue()
+
+
+_FLAVOUR = re.compile(r"[-_][A-Za-z0-9]+$")
+
+
+def _batches(groups: list[list[Path]]) -> list[list[int]]:
+    """Consecutive groups whose folders are named alike but for a last `-word` (`prog-cuda`,
+    `prog-hip`, `prog-omp`) make one task: they often hold copies of the same files, and a
+    process reuses a copy's expansion and parse (`parsing.RecentTexts`) only if it meets both."""
+    batches: list[list[int]] = []
+    last: tuple[str, ...] | None = None
+    for i, group in enumerate(groups):
+        stem = tuple(_FLAVOUR.sub("", part) for part in group[0].parent.parts)
+        if batches and stem == last:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+        last = stem
+    return batches
 
 
 class _ExpressionPickler(pickle.Pickler):
@@ -211,17 +232,22 @@ def _run_parallel(
     workers: int,
     on_group_done: Callable[[int, int], None] | None,
 ) -> list[tuple[list[KernelResult], list[FileProblem]]]:
-    """Groups over a process pool, largest first; outcomes come back in group order."""
+    """Batches of groups over a process pool, largest first; outcomes come back in group
+    order."""
     # On Linux, fork hands the loaded model and modules to workers for free; elsewhere
     # (macOS, Windows) the platform's default start method pickles the job once per worker.
     mp_context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
     outcomes: list = [None] * len(groups)
-    order = sorted(range(len(groups)), key=lambda i: -len(groups[i]))
+    batches = sorted(_batches(groups), key=lambda batch: -sum(len(groups[i]) for i in batch))
     with ProcessPoolExecutor(workers, mp_context, _start_worker, (job,)) as pool:
-        futures = {pool.submit(_run_in_worker, groups[i]): i for i in order}
+        futures = {pool.submit(_run_in_worker, [groups[i] for i in b]): b for b in batches}
         try:
-            for done, future in enumerate(as_completed(futures), 1):
-                outcomes[futures[future]] = pickle.loads(future.result())
+            done = 0
+            for future in as_completed(futures):
+                batch = futures[future]
+                for i, outcome in zip(batch, pickle.loads(future.result()), strict=True):
+                    outcomes[i] = outcome
+                done += len(batch)
                 if on_group_done:
                     on_group_done(done, len(groups))
         except BaseException:

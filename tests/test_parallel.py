@@ -196,3 +196,87 @@ def test_worker_results_carry_any_expression_back(text: str):
     _ExpressionPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump({"count": expr})
     back = pickle.loads(buffer.getvalue())["count"]
     assert back == expr and str(back) == str(expr)
+
+
+def test_copies_of_a_file_share_one_parse_and_keep_their_own_paths(tmp_path: Path, monkeypatch):
+    """The same text under two folders (`prog-cuda/`, `prog-hip/`) is expanded and parsed once
+    in a process; each copy's kernel still reports its own file, with the same counts."""
+    from roofcast.analyzer import parsing
+
+    for folder in ("copy-cuda", "copy-hip"):
+        (tmp_path / folder).mkdir()
+        # a kernel name of its own: texts parsed by earlier tests may still be kept
+        (tmp_path / folder / "kernels.cu").write_text(KERNELS_H.replace("scale", "scale_copy"))
+    parsed: list[str] = []
+    real_parse = parsing.parse
+
+    def counting_parse(text, grammar="cuda"):
+        parsed.append(text)
+        return real_parse(text, grammar)
+
+    monkeypatch.setattr(parsing, "parse", counting_parse)
+    report = analyze_paths([tmp_path], load_gpu("a100"), predictor=RooflinePredictor(), jobs=1)
+    assert sum("void scale_copy" in text for text in parsed) == 1
+    kernels = report.to_json()["kernels"]
+    assert sorted(Path(k["file"]).parent.name for k in kernels) == ["copy-cuda", "copy-hip"]
+    assert kernels[0]["flops_per_thread"] == kernels[1]["flops_per_thread"]
+    assert kernels[0]["flops_per_thread"]["sp"] == 2
+
+
+def test_recent_texts_keep_the_last_texts_within_their_budget():
+    from roofcast.analyzer.parsing import RecentTexts
+
+    computed: list[str] = []
+    recent: RecentTexts[str] = RecentTexts(budget=10)
+
+    def get(text: str) -> str:
+        return recent.get(text, len(text), lambda: computed.append(text) or text.upper())
+
+    assert [get("aaaa"), get("bbbb"), get("aaaa")] == ["AAAA", "BBBB", "AAAA"]
+    assert computed == ["aaaa", "bbbb"]  # the second "aaaa" was not computed again
+    get("cccc")  # 12 characters > 10: the least recently used ("bbbb") goes
+    get("bbbb")
+    get("aaaa")
+    assert computed == ["aaaa", "bbbb", "cccc", "bbbb", "aaaa"]
+    get("x" * 11)  # larger than the whole budget: computed, never kept
+    assert recent.size <= 10 and "x" * 11 not in recent.entries
+
+
+def test_folders_named_alike_run_as_one_task(tree: Path):
+    from roofcast.pipeline import _batches
+
+    groups = independent_groups(expand_paths([tree]), [tree])
+    batches = [
+        sorted(f for i in batch for f in _folders(groups[i], tree)) for batch in _batches(groups)
+    ]
+    # left-cuda and right-cuda differ before the `-cuda`; other-cuda and prog-* likewise
+    assert sorted(batches) == [
+        ["left-cuda", "right-cuda", "shared"],
+        ["other-cuda"],
+        ["prog-cuda", "prog-hip"],
+        ["saxpy-omp"],
+    ]
+    twins = [["a-cuda/k.cu"], ["a-hip/k.cu"], ["a-omp/sub/k.cpp"], ["b-cuda/k.cu"]]
+    assert _batches([[Path("src", *p.split("/")) for p in g] for g in twins]) == [[0, 1], [2], [3]]
+
+
+def test_a_counter_is_freed_without_the_cycle_collector():
+    """Counting allocates a counter per kernel; with no reference cycle it goes as soon as the
+    kernel is counted, not at the next (full) garbage collection."""
+    import gc
+
+    from roofcast.analyzer import discover
+    from roofcast.features import count_features
+
+    kernel = discover([ROOT / "kernels"]).kernels[0]
+    gc.collect()
+    flags = gc.get_debug()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        count_features(kernel)
+        gc.collect()
+        cyclic = {type(o).__name__ for o in gc.garbage}
+    finally:
+        gc.set_debug(flags)
+        gc.garbage.clear()
+    assert "KernelCounter" not in cyclic and "FeatureVector" not in cyclic
