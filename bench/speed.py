@@ -7,17 +7,20 @@ it into independent groups, discover kernels, count, resolve, and predict with t
 (learned) predictor, in N processes (default: one per available CPU). The bare parse reads
 and parses every listed file with tree-sitter and nothing else, once in one process and once
 spread over the same N processes, so that the ratio is also given at equal parallelism.
-Medians over --repeat runs, all measured in this one process run; then the peak memory of
-the analysis, each process count in a fresh process.
+Medians over --repeat runs, all measured in this one process run, each garbage collected
+before and after inside its timing; then the peak memory of the analysis, each process count
+in a fresh process.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -26,7 +29,7 @@ from roofcast.analyzer.partition import independent_groups
 from roofcast.analyzer.sources import SourceError, expand_paths, read_source
 from roofcast.gpu_specs import load_gpu
 
-from roofcast.pipeline import analyze_paths, available_cpus
+from roofcast.pipeline import analyze_paths, available_cpus, batch_groups
 
 
 def parse_files(files: list[Path]) -> int:
@@ -39,23 +42,34 @@ def parse_files(files: list[Path]) -> int:
     return len(files)
 
 
-def bare_parse(files: list[Path]) -> float:
+def timed(run: Callable[[], object]) -> tuple[float, object]:
+    """Seconds of `run()`, garbage collected before (no run pays for the one before) and
+    after (a run pays for the full collections it put off, as `analyze_paths` does)."""
+    gc.collect()
     start = time.perf_counter()
-    parse_files(files)
-    return time.perf_counter() - start
+    result = run()
+    gc.collect()
+    return time.perf_counter() - start, result
+
+
+def bare_parse(files: list[Path]) -> float:
+    return timed(lambda: parse_files(files))[0]
 
 
 def bare_parse_parallel(groups: list[list[Path]], jobs: int) -> float:
-    start = time.perf_counter()
-    with ProcessPoolExecutor(jobs) as pool:
-        list(pool.map(parse_files, sorted(groups, key=len, reverse=True)))
-    return time.perf_counter() - start
+    """The same tasks as the analysis: groups of alike folders, largest first."""
+    tasks = [[f for i in batch for f in groups[i]] for batch in batch_groups(groups)]
+
+    def run() -> None:
+        with ProcessPoolExecutor(jobs) as pool:
+            list(pool.map(parse_files, sorted(tasks, key=len, reverse=True)))
+
+    return timed(run)[0]
 
 
 def full_analysis(path: Path, gpu_name: str, jobs: int) -> tuple[float, int]:
-    start = time.perf_counter()
-    report = analyze_paths([path], load_gpu(gpu_name), jobs=jobs)
-    return time.perf_counter() - start, len(report.kernels)
+    seconds, report = timed(lambda: analyze_paths([path], load_gpu(gpu_name), jobs=jobs))
+    return seconds, len(report.kernels)  # type: ignore[attr-defined]
 
 
 def main() -> None:

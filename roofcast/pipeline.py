@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import multiprocessing
 import os
 import pickle
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -130,21 +132,38 @@ def analyze_paths(
     forget_resolved()  # files may have changed since the last analysis in this process
     listed = [Path(p) for p in paths]
     roots = roots_of(listed)
-    groups = independent_groups(expand_paths(listed), roots)
-    job = _GroupJob(roots, gpu, dict(defines or {}), predictor or default_predictor(), context)
-    workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
-    if workers > 1:
-        outcomes = _run_parallel(job, groups, workers, on_group_done)
-    else:
-        outcomes = []
-        for done, group in enumerate(groups, 1):
-            outcomes.append(job(group))
-            if on_group_done:
-                on_group_done(done, len(groups))
-    kernels = [k for results, _ in outcomes for k in results]
-    kernels.sort(key=lambda k: (k.ir.file, k.ir.line))  # stable: a file lies in one group
-    problems = [p for _, found in outcomes for p in found]
+    with _young_collections_only():
+        groups = independent_groups(expand_paths(listed), roots)
+        job = _GroupJob(roots, gpu, dict(defines or {}), predictor or default_predictor(), context)
+        workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
+        if workers > 1:
+            outcomes = _run_parallel(job, groups, workers, on_group_done)
+        else:
+            outcomes = []
+            for done, group in enumerate(groups, 1):
+                outcomes.append(job(group))
+                if on_group_done:
+                    on_group_done(done, len(groups))
+        kernels = [k for results, _ in outcomes for k in results]
+        kernels.sort(key=lambda k: (k.ir.file, k.ir.line))  # stable: a file lies in one group
+        problems = [p for _, found in outcomes for p in found]
     return AnalysisReport(gpu=gpu, kernels=kernels, problems=problems)
+
+
+@contextmanager
+def _young_collections_only() -> Iterator[None]:
+    """No full garbage collections while analysing. A full collection walks every live
+    object, and an analysis's results are a heap that only grows: over HeCBench's src/ they
+    cost about 0.6 s of a 1-process run, and as much of the parent's CPU (which the workers
+    need) in a parallel one, and found nothing: counting makes no reference cycles (a test
+    holds it to that), and the few short-lived ones (sympy's) die young, where the young
+    generations' collections, still running, free them."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], thresholds[1], 1_000_000)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 def available_cpus() -> int:
@@ -182,6 +201,8 @@ _WORKER_JOB: _GroupJob | None = None
 def _start_worker(job: _GroupJob) -> None:
     global _WORKER_JOB
     _WORKER_JOB = job
+    thresholds = gc.get_threshold()  # as `_young_collections_only`, for the worker's life
+    gc.set_threshold(thresholds[0], thresholds[1], 1_000_000)
 
 
 def _run_in_worker(batch: list[list[Path]]) -> bytes:
@@ -197,7 +218,7 @@ def _run_in_worker(batch: list[list[Path]]) -> bytes:
 _FLAVOUR = re.compile(r"[-_][A-Za-z0-9]+$")
 
 
-def _batches(groups: list[list[Path]]) -> list[list[int]]:
+def batch_groups(groups: list[list[Path]]) -> list[list[int]]:
     """Consecutive groups whose folders are named alike but for a last `-word` (`prog-cuda`,
     `prog-hip`, `prog-omp`) make one task: they often hold copies of the same files, and a
     process reuses a copy's expansion and parse (`parsing.RecentTexts`) only if it meets both."""
@@ -238,7 +259,7 @@ def _run_parallel(
     # (macOS, Windows) the platform's default start method pickles the job once per worker.
     mp_context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
     outcomes: list = [None] * len(groups)
-    batches = sorted(_batches(groups), key=lambda batch: -sum(len(groups[i]) for i in batch))
+    batches = sorted(batch_groups(groups), key=lambda batch: -sum(len(groups[i]) for i in batch))
     with ProcessPoolExecutor(workers, mp_context, _start_worker, (job,)) as pool:
         futures = {pool.submit(_run_in_worker, [groups[i] for i in b]): b for b in batches}
         try:

@@ -243,12 +243,11 @@ def test_recent_texts_keep_the_last_texts_within_their_budget():
 
 
 def test_folders_named_alike_run_as_one_task(tree: Path):
-    from roofcast.pipeline import _batches
+    from roofcast.pipeline import batch_groups
 
     groups = independent_groups(expand_paths([tree]), [tree])
-    batches = [
-        sorted(f for i in batch for f in _folders(groups[i], tree)) for batch in _batches(groups)
-    ]
+    tasks = batch_groups(groups)
+    batches = [sorted(f for i in batch for f in _folders(groups[i], tree)) for batch in tasks]
     # left-cuda and right-cuda differ before the `-cuda`; other-cuda and prog-* likewise
     assert sorted(batches) == [
         ["left-cuda", "right-cuda", "shared"],
@@ -257,7 +256,8 @@ def test_folders_named_alike_run_as_one_task(tree: Path):
         ["saxpy-omp"],
     ]
     twins = [["a-cuda/k.cu"], ["a-hip/k.cu"], ["a-omp/sub/k.cpp"], ["b-cuda/k.cu"]]
-    assert _batches([[Path("src", *p.split("/")) for p in g] for g in twins]) == [[0, 1], [2], [3]]
+    as_paths = [[Path("src", *p.split("/")) for p in g] for g in twins]
+    assert batch_groups(as_paths) == [[0, 1], [2], [3]]
 
 
 def test_a_counter_is_freed_without_the_cycle_collector():
@@ -280,3 +280,16 @@ def test_a_counter_is_freed_without_the_cycle_collector():
         gc.set_debug(flags)
         gc.garbage.clear()
     assert "KernelCounter" not in cyclic and "FeatureVector" not in cyclic
+
+
+def test_analysis_puts_off_full_collections_and_restores_the_callers_settings(tree: Path):
+    import gc
+
+    before = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+    analyze_paths(
+        [tree], load_gpu("a100"), predictor=RooflinePredictor(), jobs=1,
+        on_group_done=lambda done, total: seen.append(gc.get_threshold()),
+    )
+    assert seen and all(t[:2] == before[:2] and t[2] >= 1000 for t in seen)
+    assert gc.get_threshold() == before

@@ -37,7 +37,9 @@ class Forest:
 
     Leaves point to themselves, so every tree can take the same number of steps. A class's
     prediction is the bags' mean of `init + rate * sum(tree values)`, which equals
-    `offset + sum(weight_t * value_t)` with the bags' mean init and weight rate / n_bags."""
+    `offset + sum(weight_t * value_t)` with the bags' mean init and weight rate / n_bags.
+    A class's trees lie together, so that sum is one `reduceat`: no BLAS call, whose worker
+    threads would spin on a core the analysis needs."""
 
     roots: np.ndarray  # (trees,) flat index of each tree's root
     left: np.ndarray  # (nodes,) flat index of the left child; itself at a leaf
@@ -45,7 +47,8 @@ class Forest:
     feature: np.ndarray
     threshold: np.ndarray
     value: np.ndarray
-    weight: np.ndarray  # (trees, classes)
+    weight: np.ndarray  # (trees,)
+    first_tree: np.ndarray  # (classes,) index of each class's first tree
     offset: np.ndarray  # (classes,)
     depth: int
 
@@ -53,8 +56,10 @@ class Forest:
     def from_classes(cls, models: list[list[dict]]) -> Forest:
         """One entry of `models` per class: its bags, each {init, rate, trees}."""
         left, right, feature, threshold, value, roots, weights = [], [], [], [], [], [], []
+        first_tree = []
         base = 0
-        for column, bags in enumerate(models):
+        for bags in models:
+            first_tree.append(len(roots))
             for bag in bags:
                 for tree in bag["trees"]:
                     own = np.asarray(tree["left"], dtype=np.int64)
@@ -66,11 +71,8 @@ class Forest:
                     threshold.append(np.asarray(tree["threshold"], dtype=float))
                     value.append(np.asarray(tree["value"], dtype=float))
                     roots.append(base)
-                    weights.append((column, bag["rate"] / len(bags)))
+                    weights.append(bag["rate"] / len(bags))
                     base += len(own)
-        weight = np.zeros((len(roots), len(models)))
-        for i, (column, w) in enumerate(weights):
-            weight[i, column] = w
         starts, lefts, rights = np.asarray(roots), np.concatenate(left), np.concatenate(right)
         return cls(
             roots=starts,
@@ -79,7 +81,8 @@ class Forest:
             feature=np.concatenate(feature),
             threshold=np.concatenate(threshold),
             value=np.concatenate(value),
-            weight=weight,
+            weight=np.asarray(weights, dtype=float),
+            first_tree=np.asarray(first_tree),
             offset=np.array([np.mean([b["init"] for b in bags]) for bags in models]),
             depth=_longest_path(starts, lefts, rights),
         )
@@ -92,7 +95,8 @@ class Forest:
                 np.take_along_axis(X, self.feature[position], axis=1) <= self.threshold[position]
             )
             position = np.where(go_left, self.left[position], self.right[position])
-        return self.offset + self.value[position] @ self.weight
+        weighted = self.value[position] * self.weight
+        return self.offset + np.add.reduceat(weighted, self.first_tree, axis=1)
 
 
 def _longest_path(roots: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
