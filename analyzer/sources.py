@@ -66,12 +66,10 @@ def expand_paths(paths: Iterable[Path]) -> list[Path]:
         if not path.exists():
             raise SourceError(f"{path}: no such file or directory")
         if path.is_dir():
-            found = sorted(
-                p
-                for p in path.rglob("*")
-                if p.suffix.lower() in KERNEL_SUFFIXES and p.is_file() and not _hidden(p, path)
-            )
-            out.extend(found)
+            found: list[str] = []
+            _kernel_files(str(path), found)
+            found.sort(key=lambda name: name.split(os.sep))  # as Paths sort: part by part
+            out.extend(map(Path, found))
         else:
             out.append(path)
     seen: set[Path] = set()
@@ -84,8 +82,27 @@ def expand_paths(paths: Iterable[Path]) -> list[Path]:
     return unique
 
 
-def _hidden(path: Path, root: Path) -> bool:
-    return any(part.startswith(".") for part in path.relative_to(root).parts)
+def _kernel_files(folder: str, found: list[str]) -> None:
+    """Kernel-suffixed files under `folder`, hidden ones and hidden folders left out; links
+    to files count, links to folders are not followed (as `Path.rglob`). One `scandir` per
+    folder: its entries know their type without a `stat` each."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = list(listing)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if not entry.is_symlink():
+                _kernel_files(entry.path, found)
+        elif os.path.splitext(entry.name)[1].lower() in KERNEL_SUFFIXES and entry.is_file():
+            found.append(entry.path)
 
 
 def read_source(path: Path) -> SourceFile:

@@ -193,3 +193,19 @@ def test_query_captures_come_back_in_source_order():
     assert called == [name for i in range(40) for name in (f"g{i}", f"h{i}")]
     starts = [min(n[0].start_byte for n in m.values()) for m in matches(query, tree.root_node)]
     assert starts == sorted(starts) and len(starts) == 120
+
+
+def test_folder_listing_rules(tmp_path: Path):
+    """Kernel-suffixed files under a folder, sorted part by part (`a/` before `a-b/`);
+    hidden files and folders left out; a link to a file listed, a link to a folder not
+    followed (a link cycle cannot loop)."""
+    from roofcast.analyzer.sources import expand_paths
+
+    for name in ("a-b/x.cu", "a/x.cu", "a/y.cpp", "a/notes.txt", ".git/z.cu", "a/.w.cu", "c/K.CUH"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("__global__ void k() {}\n")
+    (tmp_path / "a" / "link.cu").symlink_to(tmp_path / "a" / "x.cu")
+    (tmp_path / "c" / "loop").symlink_to(tmp_path, target_is_directory=True)
+    (tmp_path / "c" / "dangling.cu").symlink_to(tmp_path / "missing.cu")
+    listed = [p.relative_to(tmp_path).as_posix() for p in expand_paths([tmp_path])]
+    assert listed == ["a/link.cu", "a/y.cpp", "a-b/x.cu", "c/K.CUH"]  # a/x.cu: link.cu again
