@@ -2,7 +2,9 @@
 
 Unknown macros in statement position (`ADD_OP ADD_OP`) defeat any grammar, and accessor
 macros (`#define A(i,j) a[(i)*n+(j)]`) hide memory traffic from counting, so object- and
-function-like macros defined in the file or its local headers are expanded before parsing.
+function-like macros defined in the file or its local headers are expanded before parsing,
+where cpp would expand them: a file's own macro from its `#define` line on (its headers' from
+the top), a function-like one only when called with its number of arguments.
 Every expansion keeps the line count of what it replaces, so reported lines stay the file's
 lines. Conditional directives are left to the grammar; `#define` lines stay as written.
 """
