@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 from roofcast.analyzer.parsing import parse
 from roofcast.analyzer.partition import independent_groups
@@ -42,7 +43,10 @@ def parse_files(files: list[Path]) -> int:
     return len(files)
 
 
-def timed(run: Callable[[], object]) -> tuple[float, object]:
+_R = TypeVar("_R")
+
+
+def timed(run: Callable[[], _R]) -> tuple[float, _R]:
     """Seconds of `run()`, garbage collected before (no run pays for the one before) and
     after (a run pays for the full collections it put off, as `analyze_paths` does)."""
     gc.collect()
@@ -69,7 +73,7 @@ def bare_parse_parallel(groups: list[list[Path]], jobs: int) -> float:
 
 def full_analysis(path: Path, gpu_name: str, jobs: int) -> tuple[float, int]:
     seconds, report = timed(lambda: analyze_paths([path], load_gpu(gpu_name), jobs=jobs))
-    return seconds, len(report.kernels)  # type: ignore[attr-defined]
+    return seconds, len(report.kernels)
 
 
 def main() -> None:

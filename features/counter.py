@@ -111,6 +111,9 @@ def _tally() -> _Tally:
     return defaultdict(float)
 
 
+# node type -> handler function (or None), shared by all counters: one dict lookup per node
+# instead of getattr, and no bound methods tying a counter into a reference cycle (counters
+# would then wait for the cyclic garbage collector to be freed)
 _EXPR_HANDLERS: dict[str, Callable[..., CType] | None] = {}
 _STMT_HANDLERS: dict[str, Callable[..., None] | None] = {}
 
@@ -146,11 +149,6 @@ class KernelCounter:
         self.macro_values: dict[str, sympy.Expr | None] = {}
         self.max_depth = 0
         self.nest_products: dict[tuple[int, ...], sympy.Expr] = {}
-        # node type -> handler function (or None), shared by all counters: one dict lookup
-        # per node instead of getattr, and no bound methods tying the counter into a cycle
-        # (counters would then wait for the cyclic garbage collector to be freed)
-        self._expr_handlers = _EXPR_HANDLERS
-        self._stmt_handlers = _STMT_HANDLERS
 
     # ---------------------------------------------------------------- tallies
     @property
@@ -531,9 +529,9 @@ class KernelCounter:
         if node is None:
             return UNKNOWN
         t = node.type
-        handler = self._expr_handlers.get(t, _MISSING)
+        handler = _EXPR_HANDLERS.get(t, _MISSING)
         if handler is _MISSING:
-            handler = self._expr_handlers[t] = getattr(KernelCounter, "_e_" + t, None)
+            handler = _EXPR_HANDLERS[t] = getattr(KernelCounter, "_e_" + t, None)
         if handler is not None:
             return handler(self, node)
         if t == "ERROR":
@@ -951,9 +949,9 @@ class KernelCounter:
         if node is None:
             return
         t = node.type
-        handler = self._stmt_handlers.get(t, _MISSING)
+        handler = _STMT_HANDLERS.get(t, _MISSING)
         if handler is _MISSING:
-            handler = self._stmt_handlers[t] = getattr(KernelCounter, "_s_" + t, None)
+            handler = _STMT_HANDLERS[t] = getattr(KernelCounter, "_s_" + t, None)
         if handler is not None:
             handler(self, node)
             return

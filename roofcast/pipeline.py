@@ -158,12 +158,18 @@ def _young_collections_only() -> Iterator[None]:
     need) in a parallel one, and found nothing: counting makes no reference cycles (a test
     holds it to that), and the few short-lived ones (sympy's) die young, where the young
     generations' collections, still running, free them."""
-    thresholds = gc.get_threshold()
-    gc.set_threshold(thresholds[0], thresholds[1], 1_000_000)
+    thresholds = _put_off_full_collections()
     try:
         yield
     finally:
         gc.set_threshold(*thresholds)
+
+
+def _put_off_full_collections() -> tuple[int, int, int]:
+    """Raise the oldest generation's threshold out of reach; returns the thresholds before."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], thresholds[1], 1_000_000)
+    return thresholds
 
 
 def available_cpus() -> int:
@@ -201,8 +207,7 @@ _WORKER_JOB: _GroupJob | None = None
 def _start_worker(job: _GroupJob) -> None:
     global _WORKER_JOB
     _WORKER_JOB = job
-    thresholds = gc.get_threshold()  # as `_young_collections_only`, for the worker's life
-    gc.set_threshold(thresholds[0], thresholds[1], 1_000_000)
+    _put_off_full_collections()  # as `_young_collections_only`, for the worker's life
 
 
 def _run_in_worker(batch: list[list[Path]]) -> bytes:
