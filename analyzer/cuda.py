@@ -17,7 +17,6 @@ from roofcast.analyzer.parsing import NodeCache, captures, language, node_text
 _CALLS = (
     "(call_expression function: [(identifier) (qualified_identifier) (template_function)] @callee)"
 )
-_LAUNCHES = "(call_expression (kernel_call_syntax)) @launch"
 MAX_HOST_CONTEXT_CHARS = 6000
 
 
@@ -112,11 +111,8 @@ def device_closure(kernel: FunctionInfo, context: Context) -> list[FunctionInfo]
 
 
 def launch_sites(index: FileIndex) -> list[tuple[str, LaunchSite, tree_sitter.Node]]:
-    if index.grammar != "cuda" or b"<<<" not in index.source:
-        return []
-    caps = captures(_query("cuda", _LAUNCHES), index.tree.root_node)
     sites = []
-    for call in caps.get("launch", []):
+    for call in index.launches:
         fn = call.child_by_field_name("function")
         config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
         args = call.child_by_field_name("arguments")

@@ -16,7 +16,7 @@ from roofcast.analyzer import cuda, openmp
 from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
 from roofcast.analyzer.includes import files_by_name, quoted_includes, resolve_include
-from roofcast.analyzer.index import FileIndex, build_index
+from roofcast.analyzer.index import FileIndex, build_index, index_query
 from roofcast.analyzer.model import FileProblem, KernelIR
 from roofcast.analyzer.parsing import RecentTexts, parse_shared
 from roofcast.analyzer.preprocess import Macro, collect_macros, includes, preprocess, strip_comments
@@ -67,9 +67,11 @@ class _Indexer:
         self.text_cache[key] = source.text
         macros = self.macros_for(key, source.text)
         # --define overrides a macro the file defines; other names are bound at counting time.
-        for name, value in self.defines.items():
-            if name in macros and macros[name].params is None:
-                macros[name] = Macro(None, value)
+        pinned = frozenset(
+            name for name in self.defines if name in macros and macros[name].params is None
+        )  # and the file's own #define or #undef of such a name changes nothing
+        for name in pinned:
+            macros[name] = Macro(None, self.defines[name])
         # Conditionals see --define, then macros of included headers; the file's own
         # #defines join as they are met (an include guard is not defined before its #ifndef).
         own = self.own_macros[key]  # collected by macros_for above
@@ -77,12 +79,13 @@ class _Indexer:
         defined = {**known, **self.defines}
         deferred = frozenset(own).difference(self.included_names.get(key, ()), self.defines)
         stripped, expanded = _RECENT_EXPANSIONS.get(
-            (source.text, frozenset(macros.items()), frozenset(defined.items()), deferred),
+            (source.text, frozenset(macros.items()), frozenset(defined.items()), deferred, pinned),
             len(source.text),
-            partial(_expand, source.text, macros, defined, deferred),
+            partial(_expand, source.text, macros, defined, deferred, pinned),
         )
-        tree = parse_shared(expanded, source.grammar)
-        index = build_index(path, source.grammar, tree)
+        shared = parse_shared(expanded, source.grammar)
+        found = shared.captures(index_query(source.grammar))
+        index = build_index(path, source.grammar, shared.tree, found)
         index.display_lines = stripped.split("\n")
         for fn in index.functions:
             fn.lines = index.display_lines
@@ -140,12 +143,16 @@ _RECENT_EXPANSIONS: RecentTexts[tuple[str, str]] = RecentTexts(4_000_000)
 
 
 def _expand(
-    text: str, macros: Mapping[str, Macro], defined: Mapping[str, str], deferred: frozenset[str]
+    text: str,
+    macros: Mapping[str, Macro],
+    defined: Mapping[str, str],
+    deferred: frozenset[str],
+    pinned: frozenset[str],
 ) -> tuple[str, str]:
     """(comments stripped, then preprocessed): what the user reads and what is parsed."""
     stripped = strip_comments(text)
     expanded = preprocess(
-        stripped, macros, comments_stripped=True, defined=defined, deferred=deferred
+        stripped, macros, comments_stripped=True, defined=defined, deferred=deferred, pinned=pinned
     )
     return stripped, expanded
 

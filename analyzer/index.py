@@ -26,13 +26,16 @@ _QUERY_TEXT = """
 (translation_unit (declaration) @global)
 (declaration_list (declaration) @global)
 """
+#: CUDA launches `k<<<grid, block>>>(...)`, found in the same pass over the tree
+_LAUNCH_PATTERN = "(call_expression (kernel_call_syntax)) @launch"
 
 CUDA_QUALIFIERS = frozenset({"__global__", "__device__", "__host__"})
 
 
 @cache
-def _query(grammar: str) -> tree_sitter.Query:
-    return tree_sitter.Query(language(grammar), _QUERY_TEXT)
+def index_query(grammar: str) -> tree_sitter.Query:
+    text = _QUERY_TEXT + _LAUNCH_PATTERN if grammar == "cuda" else _QUERY_TEXT
+    return tree_sitter.Query(language(grammar), text)
 
 
 @dataclass
@@ -78,6 +81,8 @@ class FileIndex:
     structs: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     functions: list[FunctionInfo] = field(default_factory=list)
     pragmas: list[tree_sitter.Node] = field(default_factory=list)
+    #: CUDA launch expressions (`call_expression`s with a `<<<...>>>` configuration)
+    launches: list[tree_sitter.Node] = field(default_factory=list)
     includes: list[str] = field(default_factory=list)
     globals: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (type, declarator)
     constants: dict[str, str] = field(default_factory=dict)  # const/constexpr scalars: name -> init
@@ -159,9 +164,16 @@ def _qualifiers(func: tree_sitter.Node) -> frozenset[str]:
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 
 
-def build_index(path: Path, grammar: str, tree: tree_sitter.Tree) -> FileIndex:
+def build_index(
+    path: Path,
+    grammar: str,
+    tree: tree_sitter.Tree,
+    found: dict[str, list[tree_sitter.Node]] | None = None,
+) -> FileIndex:
+    """The file's index from its tree; `found`: `index_query`'s captures, if already known."""
     index = FileIndex(path=path, grammar=grammar, tree=tree)
-    found = captures(_query(grammar), tree.root_node)
+    if found is None:
+        found = captures(index_query(grammar), tree.root_node)
     for node in found.get("macro", []):
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
@@ -196,6 +208,7 @@ def build_index(path: Path, grammar: str, tree: tree_sitter.Tree) -> FileIndex:
             index.function_includes[name.split("/")[-1]] = (owner, node.start_byte)
     for node in found.get("global", []):
         _index_global(node, index)
+    index.launches = list(found.get("launch", []))
     index.pragmas = [
         n for n in found.get("pragma", []) if node_text(n).lstrip("# \t").startswith("pragma")
     ]

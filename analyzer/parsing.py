@@ -56,14 +56,29 @@ class RecentTexts(Generic[_T]):
         return value
 
 
+class SharedTree:
+    """A parse kept for a text met again soon, with what queries found in it: copies of a file
+    share both (a tree is never modified, and neither are the lists a query returns)."""
+
+    def __init__(self, tree: tree_sitter.Tree) -> None:
+        self.tree = tree
+        self._found: dict[int, dict[str, list[tree_sitter.Node]]] = {}
+
+    def captures(self, query: tree_sitter.Query) -> dict[str, list[tree_sitter.Node]]:
+        """`captures(query, root)`, run once per query (queries are module-level, long-lived)."""
+        found = self._found.get(id(query))
+        if found is None:
+            found = self._found[id(query)] = captures(query, self.tree.root_node)
+        return found
+
+
 #: trees take about 20x their text in memory
-_RECENT_TREES: RecentTexts[tree_sitter.Tree] = RecentTexts(1_000_000)
+_RECENT_TREES: RecentTexts[SharedTree] = RecentTexts(1_000_000)
 
 
-def parse_shared(text: str, grammar: str = "cuda") -> tree_sitter.Tree:
-    """`parse`, but a text met again soon is not parsed again. A tree is never modified, so
-    files of equal text can share one."""
-    return _RECENT_TREES.get((grammar, text), len(text), lambda: parse(text, grammar))
+def parse_shared(text: str, grammar: str = "cuda") -> SharedTree:
+    """`parse`, but a text met again soon is not parsed (or queried) again."""
+    return _RECENT_TREES.get((grammar, text), len(text), lambda: SharedTree(parse(text, grammar)))
 
 
 def node_text(node: tree_sitter.Node) -> str:

@@ -25,7 +25,7 @@ _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)$
 _DIRECTIVE = re.compile(r"^[ \t]*#")
 #: a directive line and the lines its trailing backslashes continue it onto
 _DIRECTIVE_BLOCK = re.compile(r"^[ \t]*#[^\n]*(?:(?<=\\)\n[^\n]*)*", re.M)
-_DEFINE_NAME = re.compile(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)")
+_DEFINE_OR_UNDEF = re.compile(r"[ \t]*#[ \t]*(?:define|undef)[ \t]")
 _DEFINE_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]", re.M)
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
@@ -59,23 +59,31 @@ def collect_macros(text: str) -> dict[str, Macro]:
             nxt = text.find("\n", end + 1)
             line = line[:-1] + " " + (text[end + 1 :] if nxt < 0 else text[end + 1 : nxt])
             end = nxt
-        match = _DEFINE.match(line)
-        if not match:
+        found_macro = _macro_of(line)
+        if found_macro is None:
             continue
-        name, params, body = match.group(1), match.group(2), match.group(3)
-        body = re.sub(r"/\*.*?\*/", " ", body)
-        body = body.split("//")[0].strip()
+        name, macro = found_macro
         if name in macros and macros[name].body:
             continue  # first non-empty definition wins: the first arm of `#ifdef A ... #else`
-        if params is not None:
-            names = [p.strip() for p in params[1:-1].split(",") if p.strip()]
-            variadic = bool(names) and names[-1].endswith("...")
-            if variadic:
-                names[-1] = names[-1][:-3].strip() or "__VA_ARGS__"
-            macros[name] = Macro(tuple(names), body, variadic)
-        else:
-            macros[name] = Macro(None, body)
+        macros[name] = macro
     return macros
+
+
+def _macro_of(line: str) -> tuple[str, Macro] | None:
+    """The macro a `#define` line (continuations joined) defines; comments removed."""
+    match = _DEFINE.match(line)
+    if not match:
+        return None
+    name, params, body = match.group(1), match.group(2), match.group(3)
+    body = re.sub(r"/\*.*?\*/", " ", body)
+    body = body.split("//")[0].strip()
+    if params is None:
+        return name, Macro(None, body)
+    names = [p.strip() for p in params[1:-1].split(",") if p.strip()]
+    variadic = bool(names) and names[-1].endswith("...")
+    if variadic:
+        names[-1] = names[-1][:-3].strip() or "__VA_ARGS__"
+    return name, Macro(tuple(names), body, variadic)
 
 
 def strip_comments(text: str) -> str:
@@ -94,34 +102,65 @@ def strip_comments(text: str) -> str:
 
 @lru_cache(maxsize=2048)
 def _macro_pattern(names: frozenset[str]) -> re.Pattern[str]:
-    """String literals (skipped) or whole-token uses of these macro names: the regex engine
-    steps over every other identifier, rather than Python looking at each one."""
+    """Whole-token uses of these macro names: the regex engine steps over every other
+    identifier, rather than Python looking at each one. A pattern is compiled for every new
+    set of names met, so it holds nothing else (string literals are found by `_STRING`)."""
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    # Positions that cannot start a string or one of the names are rejected by one
-    # character-class test, before the alternation is tried.
+    # Positions that cannot start one of the names are rejected by one character-class
+    # test, before the alternation is tried.
     first = "".join(sorted({re.escape(n[0]) for n in names}))
-    return re.compile(
-        rf"(?=[\"'{first}])(?:"
-        r'(?P<string>"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\')'
-        rf"|(?<![\w.])(?P<ident>{alternatives})(?!\w))"
-    )
+    return re.compile(rf"(?=[{first}])(?<![\w.])(?:{alternatives})(?!\w)")
+
+
+_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
+
+
+def _string_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each string or character literal, scanned left to right as the
+    compiler does: a macro name inside one is not a use."""
+    if '"' not in text and "'" not in text:
+        return []
+    return [m.span() for m in _STRING.finditer(text)]
 
 
 class _Expander:
     def __init__(
-        self, macros: Mapping[str, Macro], budget: int, deferred: frozenset[str] = frozenset()
+        self,
+        macros: Mapping[str, Macro],
+        budget: int,
+        deferred: frozenset[str] = frozenset(),
+        pinned: frozenset[str] = frozenset(),
     ) -> None:
         self.macros = macros
         self.budget = budget
         self.deferred = deferred
+        self.pinned = pinned
         self.names = frozenset(macros).difference(deferred)
         self.object_like: dict[tuple[str, frozenset[str], int], str] = {}
+        self._own_table: dict[str, Macro] | None = None  # a copy, once a directive changes it
 
-    def define(self, name: str) -> None:
-        """A deferred macro's `#define` has been passed: it expands from here on."""
-        if name in self.deferred and name not in self.names:
-            self.names = self.names | {name}
-            self.object_like.clear()  # a cached expansion may contain the name unexpanded
+    def directive(self, block: str) -> None:
+        """A `#define` or `#undef` (in an arm the conditionals kept) has been passed: as with
+        cpp, the macro expands with this definition, or no longer, from here on. A deferred
+        macro starts expanding at its first `#define`; `pinned` ones (--define) never change."""
+        if undef := _UNDEF.match(block):
+            name = undef.group(1)
+            if name in self.names and name not in self.pinned:
+                self.names = self.names - {name}
+                self.object_like.clear()  # a cached expansion may hold the old body
+            return
+        found = _macro_of(block.replace("\\\r\n", "\\\n").replace("\\\n", " "))
+        if found is None or found[0] in self.pinned:
+            return
+        name, macro = found
+        if name in self.names and self.macros.get(name) == macro:
+            return  # the definition the text was already expanded with
+        # the caller's table (shared by files) stays as it is
+        table = self._own_table if self._own_table is not None else dict(self.macros)
+        table[name] = macro
+        self.macros = self._own_table = table
+        self.names = self.names | {name}
+        self.object_like.clear()
 
     def expand(self, text: str, hidden: frozenset[str] = frozenset(), depth: int = 0) -> str:
         out: list[str] = []
@@ -129,11 +168,16 @@ class _Expander:
         present = self.names.intersection(_WORD.findall(text)) if depth <= MAX_DEPTH else ()
         if not present:
             return text
+        strings = _string_spans(text)
+        k = 0  # the first literal that does not end before the match
         for m in _macro_pattern(frozenset(present)).finditer(text):
-            name = m.group("ident")
-            if name is None or name in hidden:  # a string literal, or a macro being expanded
-                continue
-            if m.start() < pos:
+            start = m.start()
+            while k < len(strings) and strings[k][1] <= start:
+                k += 1
+            if k < len(strings) and strings[k][0] < start:
+                continue  # inside a string literal
+            name = m.group(0)
+            if name in hidden or start < pos:  # a macro being expanded, or already replaced
                 continue
             macro = self.macros[name]
             end = m.end()
@@ -355,20 +399,25 @@ def preprocess(
     comments_stripped: bool = False,
     defined: Mapping[str, str] | None = None,
     deferred: frozenset[str] = frozenset(),
+    pinned: frozenset[str] = frozenset(),
 ) -> str:
     """Comments stripped, conditionals resolved, macros expanded outside directives (and
     inside `#pragma` lines).
 
     `deferred` macros (the file's own, unknown to its headers) expand only after their
     `#define` line, as with cpp: a `#define PI ...` or `#define min(a,b) ...` at the end of a
-    header, or in an arm the conditionals dropped, leaves the code above it as written."""
+    header, or in an arm the conditionals dropped, leaves the code above it as written.
+    A later `#define` of a macro (after `#undef`) expands with its own body from its line on,
+    and `#undef` ends a macro, except `pinned` ones (set on the command line)."""
     if not comments_stripped:
         text = strip_comments(text)
     if "#" in text:
         text = resolve_conditionals(text, defined or {})
     if not macros:
         return text
-    expander = _Expander(macros, len(text) * (MAX_GROWTH - 1), deferred.intersection(macros))
+    expander = _Expander(
+        macros, len(text) * (MAX_GROWTH - 1), deferred.intersection(macros), pinned
+    )
     # Code between directive lines is expanded a chunk at a time; a directive (with its
     # continuation lines) stays as written, but a #pragma's macros are expanded too.
     out: list[str] = []
@@ -380,8 +429,8 @@ def preprocess(
         joined = block.group(0)
         if _PRAGMA.match(joined):
             joined = expander.expand(joined)
-        elif expander.deferred and (define := _DEFINE_NAME.match(joined)):
-            expander.define(define.group(1))
+        elif _DEFINE_OR_UNDEF.match(joined):
+            expander.directive(joined)
         out.append(joined)
         pos = end + 1
     if pos <= len(text):

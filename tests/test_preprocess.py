@@ -87,10 +87,13 @@ def test_strings_and_char_literals_are_untouched():
         const char* s = "N F(2) // not a comment";
         char c = 'N';
         int n = N;
+        printf("N \\" N", N, 'N', "N"); char q = '\\''; int m = F(N);
         """)
     assert lines[2] == 'const char* s = "N F(2) // not a comment";'
     assert lines[3] == "char c = 'N';"
     assert lines[4] == "int n = 16;"
+    # uses between and after literals (one with an escaped quote) expand; none inside them
+    assert lines[5] == """printf("N \\" N", 16, 'N', "N"); char q = '\\''; int m = 16 + 1;"""
 
 
 def test_stringify_and_token_paste():
@@ -318,6 +321,41 @@ def test_a_files_own_macro_applies_only_below_its_define(tmp_path):
     before, after = (count_features(k) for k in discover([path]).kernels)
     assert before.int_ops == 1 and before.barriers == 1
     assert after.int_ops == 3 and after.barriers == 0
+
+
+def test_a_redefined_macro_expands_with_each_body_below_its_define():
+    # hexciton's pattern: each kernel #undefs and #defines its own accessor
+    lines = expand("""\
+        #define AT(i) a[(i) * 2]
+        float p = AT(1);
+        #undef AT
+        float q = AT(1);
+        #define AT(i) b[(i) + 1]
+        float r = AT(1);
+        #define AT(i) b[(i) + 1]
+        float s = AT(1);
+        """)
+    assert [squash(lines[i]) for i in (1, 3, 5, 7)] == [
+        "floatp=a[(1)*2];",
+        "floatq=AT(1);",  # undefined here: left as written
+        "floatr=b[(1)+1];",
+        "floats=b[(1)+1];",  # the same definition again changes nothing
+    ]
+
+
+def test_a_command_line_define_outlasts_the_files_redefinition(tmp_path):
+    path = tmp_path / "k.cu"
+    path.write_text(textwrap.dedent("""\
+        #define N 4
+        __global__ void first(float* x) { for (int i = 0; i < N; i++) x[i] += 1.0f; }
+        #undef N
+        #define N 8
+        __global__ void second(float* x) { for (int i = 0; i < N; i++) x[i] += 1.0f; }
+        """))
+    own = [count_features(k).flops_sp for k in discover([path]).kernels]
+    assert own == [4, 8]
+    bound = [count_features(k).flops_sp for k in discover([path], {"N": "2"}).kernels]
+    assert bound == [2, 2]
 
 
 def test_a_headers_macros_apply_in_the_includer(tmp_path):
