@@ -3,26 +3,19 @@ the `__device__` functions it reaches (networkx call graph) and host launch site
 
 from __future__ import annotations
 
-from functools import cache, partial
+from functools import partial
 
 import networkx as nx
 import tree_sitter
 from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
+from roofcast.analyzer.functionscan import scan_function
 from roofcast.analyzer.hostvalues import bind_call, caller_bindings, device_allocations
 from roofcast.analyzer.index import FileIndex, FunctionInfo
 from roofcast.analyzer.model import KernelIR, LaunchSite, Param
-from roofcast.analyzer.parsing import NodeCache, captures, language, node_text
+from roofcast.analyzer.parsing import NodeCache, node_text
 
-_CALLS = (
-    "(call_expression function: [(identifier) (qualified_identifier) (template_function)] @callee)"
-)
 MAX_HOST_CONTEXT_CHARS = 6000
-
-
-@cache
-def _query(grammar: str, text: str) -> tree_sitter.Query:
-    return tree_sitter.Query(language(grammar), text)
 
 
 _PARAMETERS = NodeCache()
@@ -76,12 +69,15 @@ def signature(name: str, params: list[Param]) -> str:
 
 
 def callees(func: tree_sitter.Node, grammar: str) -> list[str]:
+    """Names the function's body calls, in source order."""
     body = func.child_by_field_name("body")
     if body is None:
         return []
-    caps = captures(_query(grammar, _CALLS), body)
+    start, end = body.start_byte, body.end_byte
     names = []
-    for node in caps.get("callee", []):
+    for node in scan_function(func, grammar).callees:
+        if not start <= node.start_byte < end:
+            continue  # a call in the declarator (a default argument, decltype)
         if node.type == "template_function":
             node = node.child_by_field_name("name") or node
         names.append(node_text(node).split("::")[-1])

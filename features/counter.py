@@ -15,6 +15,7 @@ from functools import cache, partial
 
 import sympy
 import tree_sitter
+from roofcast.analyzer.functionscan import ASSIGNED_PATTERNS, scan_function
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.parsing import NodeCache, captures, language, node_text, operator, parse
 from roofcast.features import mathfuncs as mf
@@ -56,14 +57,6 @@ _ASSIGN_OPS = {
     "|=": "|",
     "^=": "^",
 }
-_ASSIGNED_QUERY = """
-(assignment_expression left: (identifier) @name)
-(update_expression argument: (identifier) @name)
-(init_declarator declarator: (identifier) @name)
-(init_declarator declarator: (pointer_declarator declarator: (identifier) @name))
-(declaration declarator: (identifier) @name)
-(declaration declarator: (array_declarator declarator: (identifier) @name))
-"""
 _MISSING = object()
 _ASSIGNED = NodeCache()  # loop or body node -> names assigned in it
 _FLOAT_LITERAL = re.compile(r"^[0-9.]*([0-9]\.|\.[0-9]|[eE][+-]?[0-9])")
@@ -71,16 +64,20 @@ _FLOAT_LITERAL = re.compile(r"^[0-9.]*([0-9]\.|\.[0-9]|[eE][+-]?[0-9])")
 
 @cache
 def _assigned_query(grammar: str) -> tree_sitter.Query:
-    return tree_sitter.Query(language(grammar), _ASSIGNED_QUERY)
+    return tree_sitter.Query(language(grammar), ASSIGNED_PATTERNS)
 
 
-# Function node -> (start bytes, names) of every assignment in it, in source order: one query
-# per function, then each loop's names are a slice (a loop asked the query of its own).
+# A loop's names are a slice of its function's assignments, in source order, found with the
+# function's calls (`scan_function`) or, for code outside any function, by a query of the
+# file's here (a loop asked the query of its own).
 _ASSIGNMENTS = NodeCache(512)
 
 
-def _assignments(function: tree_sitter.Node, grammar: str) -> tuple[list[int], list[str]]:
-    nodes = captures(_assigned_query(grammar), function).get("name", [])
+def _assignments(owner: tree_sitter.Node, grammar: str) -> tuple[list[int], list[str]]:
+    if owner.type == "function_definition":
+        scan = scan_function(owner, grammar)
+        return scan.assigned_starts, scan.assigned_names
+    nodes = captures(_assigned_query(grammar), owner).get("name", [])
     return [n.start_byte for n in nodes], [node_text(n) for n in nodes]
 
 
@@ -183,7 +180,7 @@ class KernelCounter:
                 whole += int(count) * int(trips)
                 continue
             number = sympy.Integer(int(count)) if integral else sympy.Float(count)
-            terms.append(number * trips)
+            terms.append(sympy.Mul(number, trips))  # what `*` calls, without its wrappers
         if whole:
             terms.append(sympy.Integer(whole))
         return sympy.Add(*terms) if terms else sympy.Integer(0)
@@ -1136,9 +1133,11 @@ class KernelCounter:
             owner = node
             while owner.type != "function_definition" and owner.parent is not None:
                 owner = owner.parent
-            starts, found = _ASSIGNMENTS.get(
-                owner, partial(_assignments, owner, self.grammar), self.grammar
-            )
+            if owner.type == "function_definition":  # cached with the function's scan
+                starts, found = _assignments(owner, self.grammar)
+            else:
+                compute = partial(_assignments, owner, self.grammar)
+                starts, found = _ASSIGNMENTS.get(owner, compute, self.grammar)
             inside = slice(bisect_left(starts, node.start_byte), bisect_left(starts, node.end_byte))
             return frozenset(found[inside])
 

@@ -233,11 +233,12 @@ def _finish(counter: KernelCounter) -> FeatureVector:
     fv.distinct_arrays = len(counter.arrays)
     fv.reuse_accesses = sum(max(0, len(v) - 1) for v in counter.array_indices.values())
     symbols: set[str] = set()
-    for name in TALLY_FIELDS:
-        symbols |= {s.name for s in getattr(fv, name).free_symbols}
-    for expr in fv.special.values():
-        symbols |= {s.name for s in expr.free_symbols}
+    counts = [getattr(fv, name) for name in TALLY_FIELDS]
+    counts.extend(fv.special.values())
     if fv.work_items is not None:
-        symbols |= {s.name for s in fv.work_items.free_symbols}
+        counts.append(fv.work_items)
+    for expr in counts:
+        if not expr.is_Number:  # most are: no names to collect
+            symbols |= {s.name for s in expr.free_symbols}
     fv.symbols = symbols
     return fv

@@ -60,6 +60,8 @@ def numeric_bindings(defines: Mapping[str, str]) -> dict[str, float]:
 def substitute(expr: sympy.Expr, values: Mapping[str, float]) -> sympy.Expr:
     if not isinstance(expr, sympy.Basic):
         return sympy.sympify(expr)
+    if expr.is_Number:
+        return expr
     subs = {s: values[s.name] for s in expr.free_symbols if s.name in values}
     # xreplace: a structural swap, many times faster than subs and enough for numbers
     return expr.xreplace({s: sympy.sympify(v) for s, v in subs.items()}) if subs else expr
@@ -213,6 +215,8 @@ def resolve_counts(
     for key, expr in exprs.items():
         if not isinstance(expr, sympy.Basic):
             expr = exprs[key] = sympy.sympify(expr)
+        if expr.is_Number:
+            continue  # most counts: no free names to look at
         if any(s.name not in values for s in expr.free_symbols):
             partial[key] = substitute(expr, values)
             unbound |= {s.name for s in partial[key].free_symbols}
