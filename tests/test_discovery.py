@@ -209,3 +209,29 @@ def test_folder_listing_rules(tmp_path: Path):
     (tmp_path / "c" / "dangling.cu").symlink_to(tmp_path / "missing.cu")
     listed = [p.relative_to(tmp_path).as_posix() for p in expand_paths([tmp_path])]
     assert listed == ["a/link.cu", "a/y.cpp", "a-b/x.cu", "c/K.CUH"]  # a/x.cu: link.cu again
+
+
+def test_call_sites_are_whole_word_calls_of_the_name():
+    """Host bindings look a function's callers up by name: only calls of that very name count
+    (not `scale2`, `my_scale`, `$scale`, nor the member call `o.scale`)."""
+    from roofcast.analyzer.callsites import CallSites
+    from roofcast.analyzer.index import build_index
+    from roofcast.analyzer.parsing import parse
+
+    source = (
+        "void scale(float* x, int n) {}\n"
+        "void scale2(float* x, int n) {}\n"
+        "void host(float* x) {\n"
+        "  scale2(x, 1); my_scale(x, 2); $scale(x, 3); scale_(x, 4);\n"
+        "  scale(x, 5); o.scale(x, 8);\n"
+        "  int scale_n = 6; scale(x, scale_n);\n"
+        "}\n"
+        "void tail(float* x) { scale(x, 7); }"
+    )
+    index = build_index(Path("k.cu"), "cuda", parse(source, "cuda"))
+    calls = CallSites([index]).get("scale")
+    assert [call.child_by_field_name("arguments").text.decode() for call, _ in calls] == [
+        "(x, 5)",
+        "(x, scale_n)",
+        "(x, 7)",
+    ]
