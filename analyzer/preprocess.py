@@ -18,6 +18,9 @@ from functools import lru_cache
 
 MAX_GROWTH = 8  # stop expanding once the text is this many times its original size
 MAX_DEPTH = 12
+#: up to this many macros, the names a text uses are found by substring tests, not by
+#: listing its every identifier
+_FEW_NAMES = 20
 
 _COMMENTS = re.compile(r'(//[^\n]*|/\*.*?\*/)|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -102,14 +105,21 @@ def strip_comments(text: str) -> str:
 
 @lru_cache(maxsize=2048)
 def _macro_pattern(names: frozenset[str]) -> re.Pattern[str]:
-    """Whole-token uses of these macro names: the regex engine steps over every other
-    identifier, rather than Python looking at each one. A pattern is compiled for every new
-    set of names met, so it holds nothing else (string literals are found by `_STRING`)."""
+    """Uses of these macro names not followed by an identifier character: the regex engine
+    steps over every other identifier, rather than Python looking at each one. A pattern is
+    compiled for every new set of names met, so it holds nothing else: string literals are
+    found by `_STRING`, and what precedes a use is checked by `_continues_a_word` (a pattern
+    that starts with a look-behind cannot skip ahead to the names' first characters)."""
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    # Positions that cannot start one of the names are rejected by one character-class
-    # test, before the alternation is tried.
-    first = "".join(sorted({re.escape(n[0]) for n in names}))
-    return re.compile(rf"(?=[{first}])(?<![\w.])(?:{alternatives})(?!\w)")
+    return re.compile(rf"(?:{alternatives})(?!\w)")
+
+
+def _continues_a_word(text: str, start: int) -> bool:
+    """Whether a name found at `start` is the tail of a longer identifier or a member (`s.N`)."""
+    if start == 0:
+        return False
+    before = text[start - 1]
+    return before.isalnum() or before in "_."
 
 
 _STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
@@ -165,17 +175,26 @@ class _Expander:
     def expand(self, text: str, hidden: frozenset[str] = frozenset(), depth: int = 0) -> str:
         out: list[str] = []
         pos = 0
-        present = self.names.intersection(_WORD.findall(text)) if depth <= MAX_DEPTH else ()
+        if depth > MAX_DEPTH:
+            return text
+        if len(self.names) <= _FEW_NAMES:
+            # substring tests (C speed) give a superset of the names used, just as good for
+            # building the pattern: it matches whole tokens only
+            present = frozenset(name for name in self.names if name in text)
+        else:
+            present = self.names.intersection(_WORD.findall(text))
         if not present:
             return text
         strings = _string_spans(text)
         k = 0  # the first literal that does not end before the match
-        for m in _macro_pattern(frozenset(present)).finditer(text):
+        for m in _macro_pattern(present).finditer(text):
             start = m.start()
             while k < len(strings) and strings[k][1] <= start:
                 k += 1
             if k < len(strings) and strings[k][0] < start:
                 continue  # inside a string literal
+            if _continues_a_word(text, start):
+                continue
             name = m.group(0)
             if name in hidden or start < pos:  # a macro being expanded, or already replaced
                 continue
