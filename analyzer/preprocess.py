@@ -12,7 +12,7 @@ lines. Conditional directives are left to the grammar; `#define` lines stay as w
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -22,15 +22,19 @@ MAX_DEPTH = 12
 #: listing its every identifier
 _FEW_NAMES = 20
 
-_COMMENTS = re.compile(r'(//[^\n]*|/\*.*?\*/)|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+#: a comment, or a string or character literal (in which `//` and `/*` are not comments);
+#: every alternative starts with a character, so the regex engine skips ahead to the next one
+_COMMENTS = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+_NOT_NEWLINE = re.compile(r"[^\n]")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)$")
 _DIRECTIVE = re.compile(r"^[ \t]*#")
-#: a directive line and the lines its trailing backslashes continue it onto
-_DIRECTIVE_BLOCK = re.compile(r"^[ \t]*#[^\n]*(?:(?<=\\)\n[^\n]*)*", re.M)
+# Directives from their `#` (see `_directives` for the blanks before it on its line):
+#: a directive and the lines its trailing backslashes continue it onto
+_DIRECTIVE_BLOCK = re.compile(r"#[^\n]*(?:(?<=\\)\n[^\n]*)*")
+_DEFINE_LINE = re.compile(r"#[ \t]*define[ \t]")
+_INCLUDE = re.compile(r'#[ \t]*include[ \t]*"([^"]+)"')
 _DEFINE_OR_UNDEF = re.compile(r"[ \t]*#[ \t]*(?:define|undef)[ \t]")
-_DEFINE_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]", re.M)
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
 
 @dataclass(frozen=True)
@@ -40,8 +44,23 @@ class Macro:
     variadic: bool = False
 
 
+def _directives(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, re.Match[str]]]:
+    """(start of the line, match) of `pattern`, which starts at a `#`, on lines where only
+    blanks come before that `#`: what `^[ \t]*` followed by the pattern finds line by line
+    (re.M), found by searching for `#` instead of trying the pattern at every line start."""
+    pos = 0
+    while (match := pattern.search(text, pos)) is not None:
+        hash_at = match.start()
+        line_start = text.rfind("\n", 0, hash_at) + 1
+        if text[line_start:hash_at].strip(" \t"):
+            pos = hash_at + 1  # code before the `#`: not a directive
+            continue
+        yield line_start, match
+        pos = match.end()
+
+
 def includes(text: str) -> list[str]:
-    return _INCLUDE.findall(text)
+    return [match.group(1) for _, match in _directives(_INCLUDE, text)]
 
 
 def collect_macros(text: str) -> dict[str, Macro]:
@@ -52,8 +71,7 @@ def collect_macros(text: str) -> dict[str, Macro]:
     if "define" not in text:
         return macros
     text = text.replace("\\\r\n", "\\\n")
-    for found in _DEFINE_LINE.finditer(text):
-        start = found.start()
+    for start, _ in _directives(_DEFINE_LINE, text):
         if start >= 2 and text[start - 2] == "\\":
             continue  # this line continues the previous one: not a directive of its own
         end = text.find("\n", start)
@@ -95,10 +113,10 @@ def strip_comments(text: str) -> str:
         return text
 
     def repl(m: re.Match[str]) -> str:
-        comment = m.group(1)
-        if comment:
-            return " " * len(comment) if "\n" not in comment else re.sub(r"[^\n]", " ", comment)
-        return m.group(0)
+        found = m.group(0)
+        if found[0] != "/":
+            return found  # a string or character literal
+        return " " * len(found) if "\n" not in found else _NOT_NEWLINE.sub(" ", found)
 
     return _COMMENTS.sub(repl, text)
 
@@ -441,11 +459,11 @@ def preprocess(
     # continuation lines) stays as written, but a #pragma's macros are expanded too.
     out: list[str] = []
     pos = 0
-    for block in _DIRECTIVE_BLOCK.finditer(text):
-        start, end = block.span()
+    for start, block in _directives(_DIRECTIVE_BLOCK, text):
+        end = block.end()
         if start > pos:
             out.append(expander.expand(text[pos : start - 1]))
-        joined = block.group(0)
+        joined = text[start:end]
         if _PRAGMA.match(joined):
             joined = expander.expand(joined)
         elif _DEFINE_OR_UNDEF.match(joined):

@@ -9,6 +9,7 @@ import pytest
 from roofcast.analyzer import discover
 from roofcast.analyzer.preprocess import (
     collect_macros,
+    includes,
     preprocess,
     resolve_conditionals,
     strip_comments,
@@ -94,6 +95,28 @@ def test_strings_and_char_literals_are_untouched():
     assert lines[4] == "int n = 16;"
     # uses between and after literals (one with an escaped quote) expand; none inside them
     assert lines[5] == """printf("N \\" N", 16, 'N', "N"); char q = '\\''; int m = 16 + 1;"""
+
+
+def test_directives_are_lines_where_only_blanks_precede_the_hash():
+    source = textwrap.dedent("""\
+        int a = 1; #define NOT_A 2
+           #define N 4
+        \t#include "b.h"
+        const char* s = "#include \\"c.h\\""; int b = N;
+        #define LONG(x) \\
+          ((x) + N)
+        int c = LONG(1);
+        int u; #include "x
+        #include "d.h"
+        """)
+    assert set(collect_macros(source)) == {"N", "LONG"}
+    # the `#include "x ...` after code is none, and what it would span stays searched
+    assert includes(source) == ["b.h", "d.h"]
+    lines = expand(source)
+    assert lines[0] == "int a = 1; #define NOT_A 2"  # code, as the grammar will see it
+    assert squash(lines[3]) == 'constchar*s="#include\\"c.h\\"";intb=4;'
+    assert (lines[4], lines[5]) == ("#define LONG(x) \\", "  ((x) + N)")  # kept as written
+    assert squash(lines[6]) == "intc=((1)+4);"
 
 
 def test_stringify_and_token_paste():
