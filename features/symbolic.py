@@ -41,8 +41,17 @@ def unknown_trip_symbol(line: int) -> sympy.Symbol:
 #: classes rebuilt from their arguments without re-running sympy's simplification
 _REBUILT: dict[str, type] = {
     cls.__name__: cls
-    for cls in (sympy.Add, sympy.Mul, sympy.Pow, sympy.ceiling, sympy.floor, sympy.Max,
-                sympy.Min, sympy.log, sympy.Abs)
+    for cls in (
+        sympy.Add,
+        sympy.Mul,
+        sympy.Pow,
+        sympy.ceiling,
+        sympy.floor,
+        sympy.Max,
+        sympy.Min,
+        sympy.log,
+        sympy.Abs,
+    )
 }
 
 
@@ -57,7 +66,7 @@ def expr_to_tuple(expr: sympy.Basic) -> object:
     if expr.is_Float:
         return ("F", expr._mpf_, expr._prec)
     if expr.is_Symbol and type(expr) is sympy.Symbol:
-        return ("S", expr.name, tuple(sorted(expr.assumptions0.items())))
+        return _encoded_symbol(expr)
     name = type(expr).__name__
     if _REBUILT.get(name) is type(expr):
         return (name, *(expr_to_tuple(arg) for arg in expr.args))
@@ -81,6 +90,12 @@ def expr_from_tuple(data: object) -> sympy.Basic:
     if cls in (sympy.Add, sympy.Mul):
         return cls._from_args(args)
     return cls(*args, evaluate=False)
+
+
+@cache
+def _encoded_symbol(symbol: sympy.Symbol) -> tuple[str, str, tuple[tuple[str, bool], ...]]:
+    """A symbol's name and assumptions: a few dozen symbols recur in every kernel's counts."""
+    return ("S", symbol.name, tuple(sorted(symbol.assumptions0.items())))
 
 
 @cache
