@@ -161,9 +161,8 @@ class _Expander:
     ) -> None:
         self.macros = macros
         self.budget = budget
-        self.deferred = deferred
         self.pinned = pinned
-        self.names = frozenset(macros).difference(deferred)
+        self.names = frozenset(macros).difference(deferred)  # deferred: active from a #define
         self.object_like: dict[tuple[str, frozenset[str], int], str] = {}
         self._own_table: dict[str, Macro] | None = None  # a copy, once a directive changes it
 

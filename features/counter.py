@@ -67,17 +67,13 @@ def _assigned_query(grammar: str) -> tree_sitter.Query:
     return tree_sitter.Query(language(grammar), ASSIGNED_PATTERNS)
 
 
-# A loop's names are a slice of its function's assignments, in source order, found with the
-# function's calls (`scan_function`) or, for code outside any function, by a query of the
-# file's here (a loop asked the query of its own).
-_ASSIGNMENTS = NodeCache(512)
+# A loop's names are a slice of the assignments of its function (found with the function's
+# calls by `scan_function`) or, for code outside any function, of its file's, found here.
+_FILE_ASSIGNMENTS = NodeCache(512)
 
 
-def _assignments(owner: tree_sitter.Node, grammar: str) -> tuple[list[int], list[str]]:
-    if owner.type == "function_definition":
-        scan = scan_function(owner, grammar)
-        return scan.assigned_starts, scan.assigned_names
-    nodes = captures(_assigned_query(grammar), owner).get("name", [])
+def _file_assignments(root: tree_sitter.Node, grammar: str) -> tuple[list[int], list[str]]:
+    nodes = captures(_assigned_query(grammar), root).get("name", [])
     return [n.start_byte for n in nodes], [node_text(n) for n in nodes]
 
 
@@ -1133,11 +1129,12 @@ class KernelCounter:
             owner = node
             while owner.type != "function_definition" and owner.parent is not None:
                 owner = owner.parent
-            if owner.type == "function_definition":  # cached with the function's scan
-                starts, found = _assignments(owner, self.grammar)
+            if owner.type == "function_definition":
+                scan = scan_function(owner, self.grammar)
+                starts, found = scan.assigned_starts, scan.assigned_names
             else:
-                compute = partial(_assignments, owner, self.grammar)
-                starts, found = _ASSIGNMENTS.get(owner, compute, self.grammar)
+                compute = partial(_file_assignments, owner, self.grammar)
+                starts, found = _FILE_ASSIGNMENTS.get(owner, compute, self.grammar)
             inside = slice(bisect_left(starts, node.start_byte), bisect_left(starts, node.end_byte))
             return frozenset(found[inside])
 

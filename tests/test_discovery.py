@@ -235,3 +235,20 @@ def test_call_sites_are_whole_word_calls_of_the_name():
         "(x, scale_n)",
         "(x, 7)",
     ]
+
+
+def test_callees_are_the_bodys_calls_in_source_order():
+    """The device call graph follows calls in the body only (a default argument's call is
+    not made by the function), qualified names by their last part."""
+    from roofcast.analyzer.cuda import callees
+    from roofcast.analyzer.index import build_index
+    from roofcast.analyzer.parsing import parse
+
+    source = (
+        "__device__ int g(int x) { return x; }\n"
+        "__device__ int h(int x) { return x; }\n"
+        "__device__ int f(int a = g(1)) { return h(a) + g(a) + ns::k(a) + t<int>(a); }\n"
+    )
+    index = build_index(Path("k.cu"), "cuda", parse(source, "cuda"))
+    f = next(fn for fn in index.functions if fn.name == "f")
+    assert callees(f.node, "cuda") == ["h", "g", "k", "t"]
