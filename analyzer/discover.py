@@ -20,6 +20,7 @@ from roofcast.analyzer.index import FileIndex, build_index, index_query
 from roofcast.analyzer.model import FileProblem, KernelIR
 from roofcast.analyzer.parsing import RecentTexts, parse_shared
 from roofcast.analyzer.preprocess import Macro, collect_macros, includes, preprocess, strip_comments
+from roofcast.analyzer.skeleton import index_captures
 from roofcast.analyzer.sources import (
     SourceError,
     expand_paths,
@@ -84,7 +85,10 @@ class _Indexer:
             partial(_expand, source.text, macros, defined, deferred, pinned),
         )
         shared = parse_shared(expanded, source.grammar)
-        found = shared.captures(index_query(source.grammar))
+        grammar = source.grammar
+        found = shared.derived(
+            "index", lambda tree: index_captures(index_query(grammar), tree, grammar)
+        )
         index = build_index(path, source.grammar, shared.tree, found)
         index.display_lines = stripped.split("\n")
         for fn in index.functions:

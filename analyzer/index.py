@@ -12,7 +12,8 @@ from functools import cache, cached_property
 from pathlib import Path
 
 import tree_sitter
-from roofcast.analyzer.parsing import captures, language, node_text
+from roofcast.analyzer.parsing import language, node_text
+from roofcast.analyzer.skeleton import index_captures
 
 _QUERY_TEXT = """
 (function_definition) @function
@@ -173,7 +174,7 @@ def build_index(
     """The file's index from its tree; `found`: `index_query`'s captures, if already known."""
     index = FileIndex(path=path, grammar=grammar, tree=tree)
     if found is None:
-        found = captures(index_query(grammar), tree.root_node)
+        found = index_captures(index_query(grammar), tree, grammar)
     for node in found.get("macro", []):
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")

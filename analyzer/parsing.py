@@ -57,19 +57,18 @@ class RecentTexts(Generic[_T]):
 
 
 class SharedTree:
-    """A parse kept for a text met again soon, with what queries found in it: copies of a file
-    share both (a tree is never modified, and neither are the lists a query returns)."""
+    """A parse kept for a text met again soon, with what was derived from it: copies of a
+    file share both (a tree is never modified, and neither is what is derived from it)."""
 
     def __init__(self, tree: tree_sitter.Tree) -> None:
         self.tree = tree
-        self._found: dict[int, dict[str, list[tree_sitter.Node]]] = {}
+        self._derived: dict[Hashable, object] = {}
 
-    def captures(self, query: tree_sitter.Query) -> dict[str, list[tree_sitter.Node]]:
-        """`captures(query, root)`, run once per query (queries are module-level, long-lived)."""
-        found = self._found.get(id(query))
-        if found is None:
-            found = self._found[id(query)] = captures(query, self.tree.root_node)
-        return found
+    def derived(self, key: Hashable, compute: Callable[[tree_sitter.Tree], _T]) -> _T:
+        """`compute(tree)`, run once per key."""
+        if key not in self._derived:
+            self._derived[key] = compute(self.tree)
+        return self._derived[key]  # type: ignore[return-value]
 
 
 #: trees take about 20x their text in memory
