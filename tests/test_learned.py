@@ -48,6 +48,25 @@ def test_exported_trees_reproduce_sklearn_predictions(tmp_path):
         np.testing.assert_allclose(got[cls], reference[:, i], rtol=1e-5, atol=1e-5)
 
 
+def test_a_model_file_is_read_once_until_it_is_rewritten(tmp_path):
+    """`analyze_paths` loads the default model on every call: the same file gives the same
+    predictor, a retrained one at the same path is read again."""
+    import os
+
+    from roofcast.predictors import training
+
+    data = _synthetic()
+    path = tmp_path / "m.json.gz"
+    save(export(training._fit(data.X, data.Y, seed=0), {"manifest": "a"}, None, 0.3), path)
+    first = LearnedPredictor.load(path)
+    assert LearnedPredictor.load(str(path)) is first
+    save(export(training._fit(data.X, data.Y, seed=5), {"manifest": "b"}, None, 0.3), path)
+    os.utime(path, ns=(1, 1))  # its time differs from the first write's on any clock
+    again = LearnedPredictor.load(path)
+    assert again is not first
+    assert not np.allclose(again.predict_log_ai(data.X)["sp"], first.predict_log_ai(data.X)["sp"])
+
+
 def test_training_is_reproducible_and_learns_the_rule(tmp_path):
     data = _synthetic()
     first = train(data, load_gpu("rtx3080"), seed=1, run_cv=True, source="synthetic")
