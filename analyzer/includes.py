@@ -9,6 +9,7 @@ order files happen to be read in.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,14 +29,22 @@ def resolve_include(
     origin: Path, include: str, roots: Sequence[Path], by_name: Mapping[str, list[Path]]
 ) -> Path | None:
     """The resolved path `origin`'s `#include "include"` reads, or None when none is found."""
-    for candidate in (origin.parent / include, *(root / include for root in roots)):
-        if candidate.suffix.lower() in _INCLUDABLE and candidate.is_file():
-            return resolved(candidate)
+    for folder in (os.path.dirname(origin), *roots):
+        candidate = os.path.join(folder, include)
+        if _suffix(candidate).lower() in _INCLUDABLE and os.path.isfile(candidate):
+            return resolved(Path(candidate))
     same_name = by_name.get(Path(include).name)
     if not same_name:
         return None
-    where = resolved(origin)
-    return max(same_name, key=lambda path: _closeness(path, where))
+    where = resolved(origin).parts
+    return max(same_name, key=lambda path: _closeness(path.parts, where))
+
+
+def _suffix(path: str) -> str:
+    """`Path(path).suffix`, without building the Path (this runs for every include)."""
+    name = os.path.basename(path)
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 def files_by_name(files: Sequence[Path]) -> dict[str, list[Path]]:
@@ -47,11 +56,10 @@ def files_by_name(files: Sequence[Path]) -> dict[str, list[Path]]:
     return out
 
 
-def _closeness(candidate: Path, origin: Path) -> tuple[int, int]:
-    """Folders in common, then characters in common in the first folder that differs:
-    `prog-hip/x.cu` reaching for the `-I../prog-cuda` header picks `prog-cuda/`, not another
-    program's file of that name."""
-    a, b = candidate.parts, origin.parts
+def _closeness(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[int, int]:
+    """Folders in common between a candidate's parts `a` and the includer's `b`, then
+    characters in common in the first folder that differs: `prog-hip/x.cu` reaching for the
+    `-I../prog-cuda` header picks `prog-cuda/`, not another program's file of that name."""
     shared = 0
     for x, y in zip(a, b, strict=False):
         if x != y:

@@ -10,6 +10,7 @@ regex, cheap next to parsing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,14 +27,17 @@ def _quoted_includes(path: Path) -> list[str]:
 
 
 def independent_groups(files: Sequence[Path], roots: Sequence[Path]) -> list[list[Path]]:
-    """Connected components of `files` (listing order kept inside and across groups)."""
+    """Connected components of `files` (listing order kept inside and across groups). The
+    graph's nodes are resolved paths as strings: hashing a Path runs Python code, and the
+    graph hashes its nodes a few hundred thousand times over a large tree."""
     keys = {path: resolved(path) for path in files}
     by_name = files_by_name(files)
     graph = nx.Graph()
-    graph.add_nodes_from(keys.values())
-    first_in_folder: dict[Path, Path] = {}
+    graph.add_nodes_from(os.fspath(key) for key in keys.values())
+    first_in_folder: dict[str, str] = {}
     for key in keys.values():
-        graph.add_edge(key, first_in_folder.setdefault(key.parent, key))
+        node = os.fspath(key)
+        graph.add_edge(node, first_in_folder.setdefault(os.path.dirname(node), node))
     frontier = list(keys.values())
     scanned: set[Path] = set()
     while frontier:
@@ -44,13 +48,13 @@ def independent_groups(files: Sequence[Path], roots: Sequence[Path]) -> list[lis
         for include in _quoted_includes(origin):
             target = resolve_include(origin, include, roots, by_name)
             if target is not None:
-                graph.add_edge(origin, target)
+                graph.add_edge(os.fspath(origin), os.fspath(target))
                 frontier.append(target)  # headers outside the listing carry includes too
-    order = {key: i for i, key in enumerate(keys.values())}
-    originals = {key: path for path, key in keys.items()}
+    order = {os.fspath(key): i for i, key in enumerate(keys.values())}
+    originals = {os.fspath(key): path for path, key in keys.items()}
     groups = []
     for component in nx.connected_components(graph):
         listed = sorted((k for k in component if k in order), key=order.__getitem__)
         if listed:
             groups.append([originals[k] for k in listed])
-    return sorted(groups, key=lambda group: order[keys[group[0]]])
+    return sorted(groups, key=lambda group: order[os.fspath(keys[group[0]])])

@@ -40,17 +40,19 @@ class SourceFile:
 def resolved(path: Path) -> Path:
     """`path.resolve()`, memoised: discovery asks for the same paths thousands of times and
     each answer costs system calls. The folder is resolved once for all its files; only a
-    file that is itself a link costs a full resolution. Callers clear the cache (both
-    levels) when a new analysis starts."""
-    if path.name in ("", ".", ".."):
+    file that is itself a link costs a full resolution. String operations, not pathlib's:
+    this runs for every listed file before any parallel work starts. Callers clear the
+    cache (both levels) when a new analysis starts."""
+    folder, name = os.path.split(os.fspath(path))
+    if name in ("", ".", ".."):
         return path.resolve()
-    candidate = _resolved_folder(path.parent) / path.name
-    return candidate.resolve() if os.path.islink(candidate) else candidate
+    candidate = os.path.join(_resolved_folder(folder), name)
+    return Path(os.path.realpath(candidate) if os.path.islink(candidate) else candidate)
 
 
 @cache
-def _resolved_folder(folder: Path) -> Path:
-    return folder.resolve()
+def _resolved_folder(folder: str) -> str:
+    return str(Path(folder).resolve())
 
 
 def forget_resolved() -> None:
