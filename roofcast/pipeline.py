@@ -97,20 +97,40 @@ def analyze_kernels(
     """Count, resolve and predict for kernels already discovered."""
     from roofcast.predictors import default_predictor
 
-    predictor = predictor or default_predictor()
+    results = count_kernels(kernels, defines, context)
+    predict_verdicts(results, gpu, predictor or default_predictor(), context)
+    return results
+
+
+def count_kernels(
+    kernels: Iterable[KernelIR],
+    defines: Mapping[str, str] | None = None,
+    context: LaunchContext | None = None,
+) -> list[KernelResult]:
+    """Count and resolve, without verdicts (`predict_verdicts` gives them)."""
     results = []
     for ir in kernels:
         features = count_features(ir, defines or {})
         resolved = resolve_counts(features, defines or {}, context)
         results.append(KernelResult(ir=ir, features=features, resolved=resolved))
+    return results
+
+
+def predict_verdicts(
+    results: list[KernelResult],
+    gpu: GPU,
+    predictor: Predictor,
+    context: LaunchContext | None = None,
+) -> None:
+    """Each result's verdict. A batching predictor (the learned model) takes them in one call:
+    its fixed cost per call is paid once per task, not once per group of files."""
     predict_many = getattr(predictor, "predict_many", None)
-    if predict_many is not None:  # batched (the learned model): one pass for all kernels
+    if predict_many is not None:
         verdicts = predict_many(results, gpu, context)
     else:
         verdicts = [predictor.predict(result, gpu, context) for result in results]
     for result, verdict in zip(results, verdicts, strict=True):
         result.verdict = verdict
-    return results
 
 
 def analyze_paths(
@@ -144,6 +164,7 @@ def analyze_paths(
                 outcomes.append(job(group))
                 if on_group_done:
                     on_group_done(done, len(groups))
+            job.judge(outcomes)
         kernels = [k for results, _ in outcomes for k in results]
         kernels.sort(key=lambda k: (k.ir.file, k.ir.line))  # stable: a file lies in one group
         problems = [p for _, found in outcomes for p in found]
@@ -190,15 +211,18 @@ class _GroupJob:
     context: LaunchContext | None
 
     def __call__(self, files: list[Path]) -> tuple[list[KernelResult], list[FileProblem]]:
+        """The group's results, without verdicts: `judge` gives those for many groups at once."""
         found = discover_files(files, self.roots, self.defines)
-        results = analyze_kernels(
-            found.kernels, self.gpu, self.defines, self.predictor, self.context
-        )
+        results = count_kernels(found.kernels, self.defines, self.context)
         for result in results:  # the group's parse trees can go: nothing after counting reads them
             result.ir.ast = None
             result.ir.context = None
         forget_nodes()
         return results, found.problems
+
+    def judge(self, outcomes: list[tuple[list[KernelResult], list[FileProblem]]]) -> None:
+        results = [result for found, _ in outcomes for result in found]
+        predict_verdicts(results, self.gpu, self.predictor, self.context)
 
 
 _WORKER_JOB: _GroupJob | None = None
@@ -215,6 +239,7 @@ def _run_in_worker(batch: list[list[Path]]) -> bytes:
     plain tuples (results hold no parse trees: they cannot be pickled)."""
     assert _WORKER_JOB is not None
     outcomes = [_WORKER_JOB(files) for files in batch]
+    _WORKER_JOB.judge(outcomes)
     buffer = io.BytesIO()
     _ExpressionPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(outcomes)
     return buffer.getvalue()
