@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from roofcast.analyzer.sources import KERNEL_SUFFIXES, resolved
+from roofcast.analyzer.sources import KERNEL_SUFFIXES, existing_file, resolved
 
 _INCLUDABLE = KERNEL_SUFFIXES | {""}
 _QUOTED_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*"([^"]+)"')
@@ -31,8 +31,10 @@ def resolve_include(
     """The resolved path `origin`'s `#include "include"` reads, or None when none is found."""
     for folder in (os.path.dirname(origin), *roots):
         candidate = os.path.join(folder, include)
-        if _suffix(candidate).lower() in _INCLUDABLE and os.path.isfile(candidate):
-            return resolved(Path(candidate))
+        if _suffix(candidate).lower() in _INCLUDABLE:
+            found = existing_file(candidate)
+            if found is not None:
+                return found
     same_name = by_name.get(Path(include).name)
     if not same_name:
         return None

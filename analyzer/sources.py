@@ -55,10 +55,18 @@ def _resolved_folder(folder: str) -> str:
     return str(Path(folder).resolve())
 
 
+@cache
+def existing_file(text: str) -> Path | None:
+    """`resolved(Path(text))` if `text` names a regular file (links followed), else None;
+    memoised like `resolved`: a folder's files include the same headers again and again."""
+    return resolved(Path(text)) if os.path.isfile(text) else None
+
+
 def forget_resolved() -> None:
     """Start a new analysis: files and links may have changed since the last one."""
     resolved.cache_clear()
     _resolved_folder.cache_clear()
+    existing_file.cache_clear()
 
 
 def expand_paths(paths: Iterable[Path]) -> list[Path]:
