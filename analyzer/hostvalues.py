@@ -18,7 +18,6 @@ from roofcast.analyzer.parsing import (
     NodeCache,
     captures,
     language,
-    matches,
     node_text,
     operator,
 )
@@ -93,11 +92,12 @@ def _definitions(
     built on the same function (one host `main` launches many kernels). Read-only."""
 
     def collect() -> dict[str, list[tuple[int, tree_sitter.Node]]]:
+        # Every match is one name and its value, the name first; a match inside another lies
+        # in its value. So in document order the k-th name's value is the k-th value.
+        found = captures(_defs_query(grammar), body)
         defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
-        for caps in matches(_defs_query(grammar), body):
-            name, value = caps.get("name"), caps.get("value")
-            if name and value:
-                defs.setdefault(node_text(name[0]), []).append((value[0].start_byte, value[0]))
+        for name, value in zip(found.get("name", []), found.get("value", []), strict=True):
+            defs.setdefault(node_text(name), []).append((value.start_byte, value))
         return defs
 
     return _DEFINITIONS.get(body, collect, grammar)

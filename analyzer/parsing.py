@@ -138,11 +138,3 @@ def captures(query: tree_sitter.Query, node: tree_sitter.Node) -> dict[str, list
     """
     found = tree_sitter.QueryCursor(query).captures(node)
     return {name: sorted(nodes, key=_document_order) for name, nodes in found.items()}
-
-
-def matches(
-    query: tree_sitter.Query, node: tree_sitter.Node
-) -> list[dict[str, list[tree_sitter.Node]]]:
-    """Query matches (their captures by name) in document order of each match's first node."""
-    found = [caps for _, caps in tree_sitter.QueryCursor(query).matches(node) if caps]
-    return sorted(found, key=lambda caps: min(_document_order(n[0]) for n in caps.values() if n))

@@ -252,3 +252,24 @@ def test_callees_are_the_bodys_calls_in_source_order():
     index = build_index(Path("k.cu"), "cuda", parse(source, "cuda"))
     f = next(fn for fn in index.functions if fn.name == "f")
     assert callees(f.node, "cuda") == ["h", "g", "k", "t"]
+
+
+def test_host_definitions_pair_each_name_with_its_own_value():
+    """Host values are searched backwards through a function's assignments: with chained
+    and nested assignments each name keeps its own value, in source order."""
+    from roofcast.analyzer.hostvalues import _definitions
+    from roofcast.analyzer.parsing import parse
+
+    source = (
+        "int main(int argc, char** argv) {\n"
+        "  int n = m = 4;\n"
+        "  k = (j = 2) + n;\n"
+        "  n = atoi(argv[1]);\n"
+        "}\n"
+    )
+    body = parse(source, "cuda").root_node.children[0].child_by_field_name("body")
+    found = {
+        name: [value.text.decode() for _, value in values]
+        for name, values in _definitions(body, "cuda").items()
+    }
+    assert found == {"n": ["m = 4", "atoi(argv[1])"], "m": ["4"], "k": ["(j = 2) + n"], "j": ["2"]}
