@@ -239,6 +239,9 @@ def device_allocations(
     func: tree_sitter.Node, grammar: str, outer: dict[str, sympy.Expr] | None = None
 ) -> sympy.Expr | None:
     """Bytes a host function allocates on the device (cudaMalloc & co.): the data footprint."""
+    text = node_text(func)
+    if not any(allocator in text for allocator in _ALLOCATORS):
+        return None  # a byte search instead of a query over every call of a long `main`
     scope = HostScope(func, grammar, outer)
     total = sympy.Integer(0)
     found = False
