@@ -6,6 +6,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from functools import cache
+from operator import attrgetter
 from typing import Generic, TypeVar
 
 import tree_sitter
@@ -128,8 +129,16 @@ def operator(node: tree_sitter.Node) -> str:
     return op.type if op is not None else ""
 
 
-def _document_order(node: tree_sitter.Node) -> tuple[int, int]:
-    return node.start_byte, -node.end_byte
+_START = attrgetter("start_byte")
+_END = attrgetter("end_byte")
+
+
+def in_document_order(nodes: list[tree_sitter.Node]) -> list[tree_sitter.Node]:
+    """`nodes` sorted by start, outer node first at a shared start (then as given): two stable
+    sorts on C-level keys, not one on a Python key function called per node."""
+    nodes.sort(key=_END, reverse=True)
+    nodes.sort(key=_START)
+    return nodes
 
 
 def captures(query: tree_sitter.Query, node: tree_sitter.Node) -> dict[str, list[tree_sitter.Node]]:
@@ -139,4 +148,4 @@ def captures(query: tree_sitter.Query, node: tree_sitter.Node) -> dict[str, list
     processes; every consumer here relies on source order (call order, first definition wins).
     """
     found = tree_sitter.QueryCursor(query).captures(node)
-    return {name: sorted(nodes, key=_document_order) for name, nodes in found.items()}
+    return {name: in_document_order(nodes) for name, nodes in found.items()}

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from functools import cache
 
 import tree_sitter
-from roofcast.analyzer.parsing import captures, language
+from roofcast.analyzer.parsing import captures, in_document_order, language
 
 #: bodies of functions at most this deep are cut out (deeper ones cost more to find than to walk)
 CUT_DEPTH = 2
@@ -70,17 +70,14 @@ def index_captures(
             start = body.end_byte
     for body in cut:
         _merge(found, _anchored(query, body).items())
-    ordered = {
-        name: sorted(nodes.values(), key=lambda n: (n.start_byte, -n.end_byte))
-        for name, nodes in found.items()
-    }
+    ordered = {name: in_document_order(list(nodes.values())) for name, nodes in found.items()}
     return _outside_bodies(ordered)
 
 
 def _bodies_to_cut(root: tree_sitter.Node, grammar: str) -> list[tree_sitter.Node]:
     cursor = tree_sitter.QueryCursor(_body_query(grammar))
     cursor.set_max_start_depth(CUT_DEPTH)
-    bodies = sorted(cursor.captures(root).get("body", []), key=lambda n: n.start_byte)
+    bodies = in_document_order(cursor.captures(root).get("body", []))
     cut: list[tree_sitter.Node] = []
     end = -1
     for body in bodies:

@@ -182,7 +182,7 @@ def test_query_captures_come_back_in_source_order():
     """py-tree-sitter returns captures in no promised order (it varied between runs and so did
     device-call order and overload choice); the analyzer sorts them into source order."""
     import tree_sitter
-    from roofcast.analyzer.parsing import captures, language, parse
+    from roofcast.analyzer.parsing import captures, in_document_order, language, parse
 
     source = "\n".join(f"__device__ int f{i}(int x) {{ return g{i}(x) + h{i}(x); }}"
                        for i in range(40))
@@ -193,6 +193,11 @@ def test_query_captures_come_back_in_source_order():
     assert called == [name for i in range(40) for name in (f"g{i}", f"h{i}")]
     starts = [n.start_byte for n in captures(query, tree.root_node)["f"]]
     assert starts == sorted(starts) and len(starts) == 40
+    sums = tree_sitter.Query(language("cuda"), "(binary_expression) @b")
+    found = captures(sums, parse("int x = a + b + c; int y = d * e;", "cuda").root_node)["b"]
+    texts = [n.text.decode() for n in found]
+    assert texts == ["a + b + c", "a + b", "d * e"]  # at a shared start, the outer one first
+    assert [n.text.decode() for n in in_document_order(found[::-1])] == texts
 
 
 def test_folder_listing_rules(tmp_path: Path):
