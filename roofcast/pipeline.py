@@ -10,7 +10,6 @@ import pickle
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -225,26 +224,6 @@ class _GroupJob:
         predict_verdicts(results, self.gpu, self.predictor, self.context)
 
 
-_WORKER_JOB: _GroupJob | None = None
-
-
-def _start_worker(job: _GroupJob) -> None:
-    global _WORKER_JOB
-    _WORKER_JOB = job
-    _put_off_full_collections()  # as `_young_collections_only`, for the worker's life
-
-
-def _run_in_worker(batch: list[list[Path]]) -> bytes:
-    """A batch of groups in a worker, their outcomes pickled here with sympy expressions as
-    plain tuples (results hold no parse trees: they cannot be pickled)."""
-    assert _WORKER_JOB is not None
-    outcomes = [_WORKER_JOB(files) for files in batch]
-    _WORKER_JOB.judge(outcomes)
-    buffer = io.BytesIO()
-    _ExpressionPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(outcomes)
-    return buffer.getvalue()
-
-
 _FLAVOUR = re.compile(r"[-_][A-Za-z0-9]+$")
 
 
@@ -283,25 +262,100 @@ def _run_parallel(
     workers: int,
     on_group_done: Callable[[int, int], None] | None,
 ) -> list[tuple[list[KernelResult], list[FileProblem]]]:
-    """Batches of groups over a process pool, largest first; outcomes come back in group
-    order."""
-    # On Linux, fork hands the loaded model and modules to workers for free; elsewhere
-    # (macOS, Windows) the platform's default start method pickles the job once per worker.
+    """Batches of groups, largest first, over `workers` processes: this one and `workers - 1`
+    started here. Each process takes the next batch from a shared counter when it is free, so
+    none waits for another to hand it work, and no process beyond one per CPU runs (a parent
+    that only waited for results would still take CPU to read them back). A started process
+    sends its outcomes once, when no batch is left. Outcomes come back in group order."""
+    # On Linux, fork hands the loaded model, modules and groups to workers for free; elsewhere
+    # (macOS, Windows) the platform's default start method pickles them once per worker.
     mp_context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
-    outcomes: list = [None] * len(groups)
     batches = sorted(batch_groups(groups), key=lambda batch: -sum(len(groups[i]) for i in batch))
-    with ProcessPoolExecutor(workers, mp_context, _start_worker, (job,)) as pool:
-        futures = {pool.submit(_run_in_worker, [groups[i] for i in b]): b for b in batches}
-        try:
-            done = 0
-            for future in as_completed(futures):
-                batch = futures[future]
-                for i, outcome in zip(batch, pickle.loads(future.result()), strict=True):
+    claimed = mp_context.Value("i", 0)  # batches taken so far, by any process
+    finished = mp_context.Value("i", 0)  # groups done, by any process (progress)
+    outcomes: list = [None] * len(groups)
+    started = []
+    for _ in range(workers - 1):
+        receive, send = mp_context.Pipe(duplex=False)
+        process = mp_context.Process(
+            target=_work_in_process,
+            args=(job, groups, batches, claimed, finished, send),
+            daemon=True,
+        )
+        process.start()
+        send.close()
+        started.append((process, receive))
+    try:
+        for batch, found in _work_on_batches(job, groups, batches, claimed, finished):
+            for i, outcome in zip(batch, found, strict=True):
+                outcomes[i] = outcome
+            if on_group_done:
+                on_group_done(finished.value, len(groups))
+        for process, receive in started:
+            for batch, found in _received(process, receive):
+                for i, outcome in zip(batch, found, strict=True):
                     outcomes[i] = outcome
-                done += len(batch)
-                if on_group_done:
-                    on_group_done(done, len(groups))
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+            process.join()
+    except BaseException:
+        for process, _ in started:
+            process.terminate()
+        raise
+    if on_group_done:
+        on_group_done(len(groups), len(groups))
     return outcomes
+
+
+def _work_on_batches(
+    job: _GroupJob,
+    groups: list[list[Path]],
+    batches: list[list[int]],
+    claimed,  # multiprocessing.Value("i")
+    finished,  # multiprocessing.Value("i")
+) -> Iterator[tuple[list[int], list[tuple[list[KernelResult], list[FileProblem]]]]]:
+    """(batch, its outcomes) for each batch this process takes, until none is left."""
+    while True:
+        with claimed.get_lock():
+            taken = claimed.value
+            claimed.value += 1
+        if taken >= len(batches):
+            return
+        batch = batches[taken]
+        found = [job(groups[i]) for i in batch]
+        job.judge(found)
+        with finished.get_lock():
+            finished.value += len(batch)
+        yield batch, found
+
+
+def _work_in_process(job, groups, batches, claimed, finished, send) -> None:
+    """A started process: batches until none is left, then every outcome in one message,
+    sympy expressions as plain tuples (results hold no parse trees: they cannot be pickled).
+    Each batch is pickled as it is done, so that its objects can go."""
+    _put_off_full_collections()  # as `_young_collections_only`, for the process's life
+    done: list[bytes] = []
+    try:
+        for batch, found in _work_on_batches(job, groups, batches, claimed, finished):
+            buffer = io.BytesIO()
+            _ExpressionPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((batch, found))
+            done.append(buffer.getvalue())
+        message = pickle.dumps(("done", done), protocol=pickle.HIGHEST_PROTOCOL)
+    except BaseException as exc:  # the parent raises it (or says what it was)
+        try:
+            message = pickle.dumps(("error", exc))
+        except Exception:
+            message = pickle.dumps(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+    send.send_bytes(message)
+    send.close()
+
+
+def _received(process, receive) -> list[tuple[list[int], list]]:
+    try:
+        status, payload = pickle.loads(receive.recv_bytes())
+    except EOFError:
+        process.join()
+        raise RuntimeError(
+            f"an analysis process ended without its results (exit code {process.exitcode})"
+        ) from None
+    if status == "error":
+        raise payload
+    return [pickle.loads(data) for data in payload]

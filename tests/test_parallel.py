@@ -293,3 +293,45 @@ def test_analysis_puts_off_full_collections_and_restores_the_callers_settings(tr
     )
     assert seen and all(t[:2] == before[:2] and t[2] >= 1000 for t in seen)
     assert gc.get_threshold() == before
+
+
+_FORKS = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="patches reach by fork")
+
+
+def _fail_in_started_processes(monkeypatch, failure) -> None:
+    """Every group analysed outside this process runs `failure()` (fork copies the patch);
+    this process is slowed down so that the others surely take some groups."""
+    import os
+    import time
+
+    import roofcast.pipeline as pipeline
+
+    parent, discover = os.getpid(), pipeline.discover_files
+
+    def discover_here(*args, **kwargs):
+        if os.getpid() != parent:
+            failure()
+        else:
+            time.sleep(0.1)
+        return discover(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "discover_files", discover_here)
+
+
+@_FORKS
+def test_an_error_in_a_worker_process_is_raised_here(tree: Path, monkeypatch):
+    def boom() -> None:
+        raise ValueError("boom in a worker")
+
+    _fail_in_started_processes(monkeypatch, boom)
+    with pytest.raises(ValueError, match="boom in a worker"):
+        _report(tree, 3)
+
+
+@_FORKS
+def test_a_worker_process_that_dies_is_reported_not_waited_for(tree: Path, monkeypatch):
+    import os
+
+    _fail_in_started_processes(monkeypatch, lambda: os._exit(7))
+    with pytest.raises(RuntimeError, match="ended without its results .exit code 7"):
+        _report(tree, 3)
