@@ -12,6 +12,9 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 
 import sympy
@@ -199,6 +202,10 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
+#: a group's kernels (verdicts given by `_GroupJob.judge`) and the problems found in its files
+_Outcome = tuple[list[KernelResult], list[FileProblem]]
+
+
 @dataclass
 class _GroupJob:
     """Discover, count, resolve and predict over one independent group of files."""
@@ -209,7 +216,7 @@ class _GroupJob:
     predictor: Predictor
     context: LaunchContext | None
 
-    def __call__(self, files: list[Path]) -> tuple[list[KernelResult], list[FileProblem]]:
+    def __call__(self, files: list[Path]) -> _Outcome:
         """The group's results, without verdicts: `judge` gives those for many groups at once."""
         found = discover_files(files, self.roots, self.defines)
         results = count_kernels(found.kernels, self.defines, self.context)
@@ -219,7 +226,7 @@ class _GroupJob:
         forget_nodes()
         return results, found.problems
 
-    def judge(self, outcomes: list[tuple[list[KernelResult], list[FileProblem]]]) -> None:
+    def judge(self, outcomes: list[_Outcome]) -> None:
         results = [result for found, _ in outcomes for result in found]
         predict_verdicts(results, self.gpu, self.predictor, self.context)
 
@@ -261,7 +268,7 @@ def _run_parallel(
     groups: list[list[Path]],
     workers: int,
     on_group_done: Callable[[int, int], None] | None,
-) -> list[tuple[list[KernelResult], list[FileProblem]]]:
+) -> list[_Outcome]:
     """Batches of groups, largest first, over `workers` processes: this one and `workers - 1`
     started here. Each process takes the next batch from a shared counter when it is free, so
     none waits for another to hand it work, and no process beyond one per CPU runs (a parent
@@ -309,9 +316,9 @@ def _work_on_batches(
     job: _GroupJob,
     groups: list[list[Path]],
     batches: list[list[int]],
-    claimed,  # multiprocessing.Value("i")
-    finished,  # multiprocessing.Value("i")
-) -> Iterator[tuple[list[int], list[tuple[list[KernelResult], list[FileProblem]]]]]:
+    claimed: Synchronized,
+    finished: Synchronized,
+) -> Iterator[tuple[list[int], list[_Outcome]]]:
     """(batch, its outcomes) for each batch this process takes, until none is left."""
     while True:
         with claimed.get_lock():
@@ -327,7 +334,14 @@ def _work_on_batches(
         yield batch, found
 
 
-def _work_in_process(job, groups, batches, claimed, finished, send) -> None:
+def _work_in_process(
+    job: _GroupJob,
+    groups: list[list[Path]],
+    batches: list[list[int]],
+    claimed: Synchronized,
+    finished: Synchronized,
+    send: Connection,
+) -> None:
     """A started process: batches until none is left, then every outcome in one message,
     sympy expressions as plain tuples (results hold no parse trees: they cannot be pickled).
     Each batch is pickled as it is done, so that its objects can go."""
@@ -348,7 +362,8 @@ def _work_in_process(job, groups, batches, claimed, finished, send) -> None:
     send.close()
 
 
-def _received(process, receive) -> list[tuple[list[int], list]]:
+def _received(process: BaseProcess, receive: Connection) -> list[tuple[list[int], list[_Outcome]]]:
+    """A started process's outcomes, or its error raised here."""
     try:
         status, payload = pickle.loads(receive.recv_bytes())
     except EOFError:
