@@ -134,8 +134,8 @@ _END = attrgetter("end_byte")
 
 
 def in_document_order(nodes: list[tree_sitter.Node]) -> list[tree_sitter.Node]:
-    """`nodes` sorted by start, outer node first at a shared start (then as given): two stable
-    sorts on C-level keys, not one on a Python key function called per node."""
+    """`nodes`, sorted in place, by start, outer node first at a shared start (then as given):
+    two stable sorts on C-level keys, not one on a Python key function called per node."""
     nodes.sort(key=_END, reverse=True)
     nodes.sort(key=_START)
     return nodes

@@ -30,17 +30,19 @@ MIN_CUT_NODES = 64
 
 _BODY_PATTERN = "(function_definition body: (compound_statement) @body)"
 
-#: token searched for in a cut-out body -> (its node type, what must hold it, capture name)
-_ANCHORS: tuple[tuple[bytes, str, str, str], ...] = (
-    (b"#", "#define", "preproc_def", "macro"),
-    (b"#", "preproc_directive", "preproc_call", "pragma"),
-    (b"#", "#include", "preproc_include", "include"),
-    (b"<<<", "<<<", "kernel_call_syntax", "launch"),
-    (b"typedef", "typedef", "type_definition", "typedef"),
-    (b"using", "using", "alias_declaration", "alias"),
-    (b"struct", "struct", "struct_specifier", "struct"),
-    (b"class", "class", "class_specifier", "struct"),
-)
+#: token searched for in a cut-out body -> {its node type: (what must hold it, capture name)}
+_ANCHORS: dict[bytes, dict[str, tuple[str, str]]] = {
+    b"#": {
+        "#define": ("preproc_def", "macro"),
+        "preproc_directive": ("preproc_call", "pragma"),
+        "#include": ("preproc_include", "include"),
+    },
+    b"<<<": {"<<<": ("kernel_call_syntax", "launch")},
+    b"typedef": {"typedef": ("type_definition", "typedef")},
+    b"using": {"using": ("alias_declaration", "alias")},
+    b"struct": {"struct": ("struct_specifier", "struct")},
+    b"class": {"class": ("class_specifier", "struct")},
+}
 
 #: captures that C++ allows only outside function bodies (but in classes defined there)
 _SCOPED = ("function", "global")
@@ -105,13 +107,14 @@ def _anchored(
     data = body.text or b""
     offset = body.start_byte
     out: dict[str, list[tree_sitter.Node]] = {}
-    for token, token_type, holder_type, name in _ANCHORS:
+    for token, kinds in _ANCHORS.items():
         at = data.find(token)
         while at >= 0:
             node = body.descendant_for_byte_range(offset + at, offset + at + len(token))
-            holder = node.parent if node is not None and node.type == token_type else None
-            if holder is not None and holder.type == holder_type:
-                _add_anchored(query, holder, name, out)
+            kind = kinds.get(node.type) if node is not None else None
+            holder = node.parent if kind is not None else None
+            if holder is not None and holder.type == kind[0]:
+                _add_anchored(query, holder, kind[1], out)
             at = data.find(token, at + len(token))
     return out
 

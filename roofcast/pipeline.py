@@ -278,30 +278,29 @@ def _run_parallel(
     # (macOS, Windows) the platform's default start method pickles them once per worker.
     mp_context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
     batches = sorted(batch_groups(groups), key=lambda batch: -sum(len(groups[i]) for i in batch))
-    claimed = mp_context.Value("i", 0)  # batches taken so far, by any process
-    finished = mp_context.Value("i", 0)  # groups done, by any process (progress)
+    counters = mp_context.Value("i", 0), mp_context.Value("i", 0)
+    shared = _SharedBatches(job, groups, batches, *counters)
     outcomes: list = [None] * len(groups)
+
+    def store(batch: list[int], found: list[_Outcome]) -> None:
+        for i, outcome in zip(batch, found, strict=True):
+            outcomes[i] = outcome
+
     started = []
     for _ in range(workers - 1):
         receive, send = mp_context.Pipe(duplex=False)
-        process = mp_context.Process(
-            target=_work_in_process,
-            args=(job, groups, batches, claimed, finished, send),
-            daemon=True,
-        )
+        process = mp_context.Process(target=_work_in_process, args=(shared, send), daemon=True)
         process.start()
         send.close()
         started.append((process, receive))
     try:
-        for batch, found in _work_on_batches(job, groups, batches, claimed, finished):
-            for i, outcome in zip(batch, found, strict=True):
-                outcomes[i] = outcome
+        for batch, found in shared.take():
+            store(batch, found)
             if on_group_done:
-                on_group_done(finished.value, len(groups))
+                on_group_done(shared.finished.value, len(groups))
         for process, receive in started:
             for batch, found in _received(process, receive):
-                for i, outcome in zip(batch, found, strict=True):
-                    outcomes[i] = outcome
+                store(batch, found)
             process.join()
     except BaseException:
         for process, _ in started:
@@ -312,43 +311,41 @@ def _run_parallel(
     return outcomes
 
 
-def _work_on_batches(
-    job: _GroupJob,
-    groups: list[list[Path]],
-    batches: list[list[int]],
-    claimed: Synchronized,
-    finished: Synchronized,
-) -> Iterator[tuple[list[int], list[_Outcome]]]:
-    """(batch, its outcomes) for each batch this process takes, until none is left."""
-    while True:
-        with claimed.get_lock():
-            taken = claimed.value
-            claimed.value += 1
-        if taken >= len(batches):
-            return
-        batch = batches[taken]
-        found = [job(groups[i]) for i in batch]
-        job.judge(found)
-        with finished.get_lock():
-            finished.value += len(batch)
-        yield batch, found
+@dataclass
+class _SharedBatches:
+    """The batches every process of a parallel analysis takes from, with counters shared
+    between the processes: batches taken, and groups done (for progress)."""
+
+    job: _GroupJob
+    groups: list[list[Path]]
+    batches: list[list[int]]
+    claimed: Synchronized
+    finished: Synchronized
+
+    def take(self) -> Iterator[tuple[list[int], list[_Outcome]]]:
+        """(batch, its outcomes) for each batch this process takes, until none is left."""
+        while True:
+            with self.claimed.get_lock():
+                taken = self.claimed.value
+                self.claimed.value += 1
+            if taken >= len(self.batches):
+                return
+            batch = self.batches[taken]
+            found = [self.job(self.groups[i]) for i in batch]
+            self.job.judge(found)
+            with self.finished.get_lock():
+                self.finished.value += len(batch)
+            yield batch, found
 
 
-def _work_in_process(
-    job: _GroupJob,
-    groups: list[list[Path]],
-    batches: list[list[int]],
-    claimed: Synchronized,
-    finished: Synchronized,
-    send: Connection,
-) -> None:
+def _work_in_process(shared: _SharedBatches, send: Connection) -> None:
     """A started process: batches until none is left, then every outcome in one message,
     sympy expressions as plain tuples (results hold no parse trees: they cannot be pickled).
     Each batch is pickled as it is done, so that its objects can go."""
     _put_off_full_collections()  # as `_young_collections_only`, for the process's life
     done: list[bytes] = []
     try:
-        for batch, found in _work_on_batches(job, groups, batches, claimed, finished):
+        for batch, found in shared.take():
             buffer = io.BytesIO()
             _ExpressionPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((batch, found))
             done.append(buffer.getvalue())
