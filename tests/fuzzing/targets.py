@@ -227,7 +227,7 @@ def condition_value_holds(condition: tuple[str, int | None]) -> None:
     decided = evaluate_condition(text, {k: str(v) for k, v in _VALUES.items()})
     _assert_decision(decided)
     if decided is not None and value is not None:
-        assert decided == bool(value), f"#if {text}: C says {bool(value)}"
+        assert decided == bool(value), f"C decides otherwise: #if {text} is {bool(value)} in C"
 
 
 def define_holds(text: str) -> None:
