@@ -26,8 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import sympy
-from fuzzing.strategies import Source, defines, gaps, render, sources
+from fuzzing.strategies import Source, defines, gaps, plain_defines, render, sources
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 from roofcast.gpu_specs import load_gpu
@@ -166,31 +165,36 @@ _POSITIONS = ("line", "file")
 
 
 def _counts(report: dict) -> list[dict]:
-    """The kernels without their positions. The symbols of unknown trip counts are named by
-    their loop's line (`trip_L12`), and two loops on one line share one (finding F6), so
-    they are all read as one `trip` and the counts compared as expressions."""
-    text = json.dumps(
-        [{k: v for k, v in kernel.items() if k not in _POSITIONS} for kernel in report["kernels"]]
-    )
-    kernels = json.loads(_REPEATED_DEFAULT.sub(r"\1", _TRIP.sub("trip", text)))
-    for kernel in kernels:
-        for field in ("flops_per_thread", "bytes_per_thread"):
-            kernel[field] = {k: _canonical(v) for k, v in kernel[field].items()}
-        kernel["symbols"] = sorted(set(kernel["symbols"]))
+    """The kernels without their positions. The symbol of an unknown trip count is named by
+    its loop's line (`trip_L12`): renamed by its rank among the kernel's loop lines, which a
+    layout keeps in order."""
+    kernels = []
+    for kernel in report["kernels"]:
+        text = json.dumps({k: v for k, v in kernel.items() if k not in _POSITIONS})
+        rank = {n: f"trip_loop{i}" for i, n in enumerate(sorted(set(_TRIP.findall(text)), key=int))}
+        kernels.append(json.loads(_TRIP.sub(lambda m, rank=rank: rank[m.group(1)], text)))
     return sorted(kernels, key=lambda k: k["name"])
 
 
-def _canonical(value: object) -> object:
-    """A count as the report writes it; a symbolic one (our own output) in sympy's form."""
-    return str(sympy.sympify(value)) if isinstance(value, str) else value
+_TRIP = re.compile(r"trip_L(\d+)")
+#: fields that name the trip symbols; two loops put on one line share one (finding F6)
+_SYMBOLIC = ("flops_per_thread", "bytes_per_thread", "symbols", "defaults_applied", "reason")
 
 
-_TRIP = re.compile(r"trip_L\d+")
-_REPEATED_DEFAULT = re.compile(r"(trip=\d+)(, trip=\d+)+")
+def _comparable(expected: list[dict], got: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Both reports, without the symbolic fields of a kernel whose loops came to share a
+    trip symbol under the new layout (pinned by its own test)."""
+    for old, new in zip(expected, got, strict=False):
+        if len(old["symbols"]) != len(new["symbols"]) and any(
+            s.startswith("trip_") for s in old["symbols"]
+        ):
+            for field in _SYMBOLIC:
+                old.pop(field), new.pop(field)
+    return expected, got
 
 
 @budget(1.0)
-@given(sources(), gaps(), defines())
+@given(sources(), gaps(), plain_defines())
 def test_counts_do_not_depend_on_blanks_and_comments(source, layout, defs):
     bindings = _as_defines(defs)
     with tempfile.TemporaryDirectory() as tmp:
@@ -202,7 +206,8 @@ def test_counts_do_not_depend_on_blanks_and_comments(source, layout, defs):
         expected = _report([plain], bindings, 1)
         got = _report([spaced], bindings, 1)
     note(f"plain:\n{render(source)}\nre-spaced:\n{render(source, layout)}")
-    assert _counts(got) == _counts(expected), _differences(_counts(expected), _counts(got))
+    before, after = _comparable(_counts(expected), _counts(got))
+    assert after == before, _differences(before, after)
     assert len(got["problems"]) == len(expected["problems"])
 
 
@@ -401,3 +406,15 @@ def test_finding_two_loops_on_one_line_have_their_own_trip_symbols(tmp_path):
     result = _analyze_text(tmp_path, text, ".cu", "--predictor", "roofline")
     assert result.exit_code == 0, result.stderr
     assert len(json.loads(result.stdout)["kernels"][0]["symbols"]) == 2
+
+
+@pytest.mark.xfail(strict=True, reason="finding F7: an access's key keeps its blanks")
+def test_finding_an_access_spelled_without_blanks_is_the_same_access(tmp_path):
+    def loads(product: str) -> object:
+        body = f"  int i = threadIdx.x;\n  b[i] = {product};\n"
+        text = f"__global__ void k(float* a, float* b) {{\n{body}}}\n"
+        result = _analyze_text(tmp_path, text, ".cu", "--predictor", "roofline")
+        return json.loads(result.stdout)["kernels"][0]["bytes_per_thread"]["load"]
+
+    assert loads("a[i + 1] * a[i + 1]") == 4  # one load: the same element, read twice
+    assert loads("a[i + 1] * a[i+1]") == 4
