@@ -206,6 +206,7 @@ def test_counts_do_not_depend_on_blanks_and_comments(source, layout, defs):
         expected = _report([plain], bindings, 1)
         got = _report([spaced], bindings, 1)
     note(f"plain:\n{render(source)}\nre-spaced:\n{render(source, layout)}")
+    assert expected["kernels"], "every generated source has a kernel"
     before, after = _comparable(_counts(expected), _counts(got))
     assert after == before, _differences(before, after)
     assert len(got["problems"]) == len(expected["problems"])
