@@ -1,19 +1,24 @@
 """The `#if` and `--define` fuzz targets (tests/fuzzing/targets.py) on the CI profile's
-fixed seed; bench/fuzz.py runs them for longer, coverage-guided."""
+fixed seed, ten times the profile's examples (a run costs milliseconds); bench/fuzz.py runs
+them for longer, coverage-guided."""
 
 from __future__ import annotations
 
 import pytest
-from fuzzing.targets import c_conditions, check_condition, check_define, condition_value_holds
-from hypothesis import example, given
+from fuzzing.targets import c_conditions, condition_value_holds, hypothesis_test
+from hypothesis import example, given, settings
+
+
+def _many(name: str) -> None:
+    settings(max_examples=10 * settings.default.max_examples)(hypothesis_test(name))()
 
 
 def test_any_condition_text_is_decided_or_undecidable():
-    check_condition()
+    _many("condition")
 
 
 def test_any_define_argument_parses_or_is_a_usage_error():
-    check_define()
+    _many("define")
 
 
 @pytest.mark.xfail(strict=True, reason="finding F3: #if follows Python's rules, not C's (exprs)")

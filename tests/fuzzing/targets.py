@@ -295,9 +295,3 @@ def hypothesis_test(name: str, check: Callable[..., None] | None = None) -> Call
     """The target as a Hypothesis test (of `check`, by default the target's property)."""
     prop, strategies = TARGETS[name]
     return given(*strategies)(check or prop)
-
-
-check_preprocess = hypothesis_test("preprocess")
-check_condition = hypothesis_test("condition")
-check_condition_value = hypothesis_test("condition-value")
-check_define = hypothesis_test("define")
