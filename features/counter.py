@@ -54,7 +54,7 @@ MAX_VALUE_SIZE = 2048
 #: Rule B1: statements and expressions one kernel's walk may visit, inlined bodies included;
 #: beyond it the walk stops and the counts so far are kept (a count, not a clock, so that
 #: every run gives the same report).
-WORK_BUDGET = 1_000_000
+WORK_BUDGET = 300_000
 #: thread axes; OpenMP work-shared loop variables are given these as dependencies
 _X_AXIS = frozenset({"threadIdx.x", "blockIdx.x"})
 _SLOW_AXES = frozenset({"threadIdx.y", "threadIdx.z", "blockIdx.y", "blockIdx.z"})
