@@ -186,13 +186,15 @@ class KernelCounter:
                 " approximated, counts cover the part walked"
             )
 
-    def approximated(self, rule: str, limit: int, node: tree_sitter.Node, how: str) -> None:
-        """Say once per kernel and rule where a nesting limit made the counts approximate."""
+    def approximated(self, rule: str, limit: int, where: tree_sitter.Node | str, how: str) -> None:
+        """Say once per kernel and rule where (a node, or words) a nesting limit made the
+        counts approximate."""
         if rule in self.warned:
             return
         self.warned.add(rule)
-        line = node.start_point[0] + 1 + self.line_offset
-        self.fv.warnings.append(f"nesting deeper than {limit} at line {line}: approximated ({how})")
+        if not isinstance(where, str):
+            where = f"at line {where.start_point[0] + 1 + self.line_offset}"
+        self.fv.warnings.append(f"nesting deeper than {limit} {where}: approximated ({how})")
 
     # ---------------------------------------------------------------- tallies
     @property
@@ -282,7 +284,12 @@ class KernelCounter:
         )
         # A macro defined by another macro recurses through `value`: a chain of them is
         # followed MAX_MACRO_DEPTH deep, no further (the rest is unknown).
-        if not text or self.macro_depth >= MAX_MACRO_DEPTH:
+        if not text:
+            return None
+        if self.macro_depth >= MAX_MACRO_DEPTH:
+            self.approximated(
+                "N4 macros", MAX_MACRO_DEPTH, f"in macro {name}", "an integer value left unknown"
+            )
             return None
         tree = parse(f"int __roofcast_macro = ({text});", "cpp")
         decl = tree.root_node.named_children[0] if tree.root_node.named_children else None
