@@ -170,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if pattern:
         entries = [e for e in entries if pattern.search(e.id)]
+    if not entries:
+        print(f"error: no textbook entry matches '{args.kernel}'", file=sys.stderr)
+        return 2
     unknown = [g for g in gpus if g not in GPUS]
     if unknown:
         print(f"error: the sidecars give verdicts for {', '.join(GPUS)} only", file=sys.stderr)

@@ -218,13 +218,17 @@ def test_bench_prints_rows_agreement_and_traffic() -> None:
     assert "static / expected DRAM bytes over 3 kernels" in done.stdout
 
 
-def test_bench_rejects_a_gpu_without_verdicts() -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--gpu", "t4"], "a100, h100"), (["--gpu", "nosuch"], "nosuch"), (["-k", "zzz"], "zzz")],
+)
+def test_bench_rejects_bad_input_in_one_line(args: list[str], message: str) -> None:
     done = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "textbook.py"), "--gpu", "t4"],
+        [sys.executable, str(REPO / "bench" / "textbook.py"), *args],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=REPO,
     )
     assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and "a100, h100" in done.stderr
+    assert done.stderr.count("\n") == 1 and message in done.stderr
