@@ -270,10 +270,18 @@ def test_if_zero_and_compiler_builtins_decide():
     assert {"cuda", "not_hip", "nested_alive"} <= names and "nested_dead" not in names
 
 
-def test_undecidable_condition_keeps_the_first_arm():
+def test_a_macro_nothing_defines_is_undefined_as_with_cpp():
     names = kept({})
-    assert "first_arm" in names and "second_arm" not in names
-    assert "mode_two" in names and not {"mode_other", "no_mode"} & names
+    assert "second_arm" in names and "first_arm" not in names
+    assert "no_mode" in names and not {"mode_two", "mode_other"} & names
+
+
+def test_undecidable_condition_keeps_the_first_arm():
+    # a name the implementation reserves may be a compiler builtin; a builtin's value is unknown
+    for condition in ("#ifdef __GNUC__", "#if __CUDA_ARCH__ >= 700", "#if F(2)"):
+        text = f"#define F(x) x\n{condition}\nint first;\n#else\nint second;\n#endif"
+        out = resolve_conditionals(text, {})
+        assert "first" in out and "second" not in out, condition
 
 
 @pytest.mark.parametrize(("defined", "arm"), [
@@ -399,7 +407,9 @@ def test_a_headers_macros_apply_in_the_includer(tmp_path):
 
 
 def test_openmp_pragma_inside_ifdef_attaches_to_the_following_loop():
-    found = discover([FIXTURES / "guarded_pragma.cpp"])
+    # as with cpp, the guarded target pragmas exist only where their macros are defined
+    assert discover([FIXTURES / "guarded_pragma.cpp"]).kernels == []
+    found = discover([FIXTURES / "guarded_pragma.cpp"], {"USE_GPU": "1", "OFFLOAD": "1"})
     assert [(k.name, k.line) for k in found.kernels] == [("guarded", 6), ("guarded_else", 17)]
     for kernel in found.kernels:
         fv = count_features(kernel)
