@@ -334,12 +334,25 @@ KNOWN_UNDEFINED = frozenset(
 )
 
 
+#: what the standard and CUDA headers define (files include them; their values stay unknown)
+HEADER_DEFINED = frozenset(
+    {
+        "NULL", "EXIT_SUCCESS", "EXIT_FAILURE", "RAND_MAX", "CHAR_BIT", "SIZE_MAX",
+        "INT_MAX", "INT_MIN", "UINT_MAX", "LONG_MAX", "LONG_MIN", "ULONG_MAX", "LLONG_MAX",
+        "INT32_MAX", "INT64_MAX", "UINT32_MAX", "UINT64_MAX",
+        "FLT_MAX", "FLT_MIN", "FLT_EPSILON", "DBL_MAX", "DBL_MIN", "DBL_EPSILON",
+        "HUGE_VAL", "HUGE_VALF", "INFINITY", "NAN", "M_PI", "M_E", "M_SQRT2", "M_LN2",
+        "CUDART_VERSION", "CUDA_VERSION", "CUDART_PI_F", "CUDART_INF_F",
+    }
+)  # fmt: skip
+
+
 def _status(name: str, undefined: frozenset[str]) -> str:
-    """What is known of a name no `#define` or --define gave: `-U` and the compilers'
-    builtins first; any other name is absent (undefined, as cpp has it)."""
+    """What is known of a name no `#define` or --define gave: `-U`, the compilers' builtins
+    and the standard headers' macros first; any other name is absent (undefined, as cpp)."""
     if name in undefined:
         return "undefined"
-    if name in KNOWN_DEFINED:
+    if name in KNOWN_DEFINED or name in HEADER_DEFINED:
         return "defined"
     if name in KNOWN_UNDEFINED:
         return "undefined"
