@@ -441,3 +441,81 @@ def test_accessor_macros_expose_memory_traffic():
     # A(r, c) is a[(r) * 16 + (c)]: 4 reads of distinct elements and one write, floats
     assert (fv.load_bytes, fv.store_bytes) == (16, 4)
     assert fv.flops_sp == 3
+
+
+# --------------------------------------------------------------------------- #if evaluation
+
+
+def arm(condition: str, defined: dict[str, str | None] | None = None) -> str | None:
+    """'yes' or 'no' as resolve_conditionals keeps `#if condition`; None: undecidable."""
+    from roofcast.analyzer.preprocess import _decide
+
+    return {True: "yes", False: "no", None: None}[_decide("if", condition, defined or {}).value]
+
+
+@pytest.mark.parametrize(("condition", "expected"), [
+    ("1 + 2 * 3 == 7", "yes"),
+    ("(1 + 2) * 3 == 7", "no"),
+    ("-1 < 0", "yes"),
+    ("-1 < 0u", "no"),  # the usual arithmetic conversions: -1 becomes UINTMAX_MAX
+    ("18446744073709551615 == -1", "yes"),  # too big for intmax_t: unsigned
+    ("9223372036854775807 + 1 < 0", "yes"),  # intmax_t wraps
+    ("0x10 == 16 && 010 == 8 && 1ULL << 63 > 0", "yes"),
+    ("-7 / 2 == -3 && -7 % 2 == -1", "yes"),  # division truncates toward zero
+    ("'a' == 97 && '\\n' == 10 && '\\x41' == 65", "yes"),
+    ("0 && 1 / 0", "no"),  # short-circuit: the division is never done
+    ("1 || 1 / 0", "yes"),
+    ("1 ? 2 : 1 / 0", "yes"),
+    ("defined(A) && A > 2", "yes"),
+    ("defined A && !defined C", "yes"),
+    ("UNDEFINED_NAME == 0", "yes"),  # cpp: a name left after expansion is 0
+    ("~0 == -1 && (5 & 3) == 1 && (5 | 3) == 7 && (5 ^ 3) == 6", "yes"),
+    ("1 / 0", None),
+    ("1 << 64", None),
+    ("9**9**9**9", None),  # not C (Python's eval hung on it)
+    ("2.5 > 1", None),  # no floating constants in #if
+    ("F(1)", None),  # a function-like macro call
+    ("__GNUC__ >= 4", None),  # a reserved name: perhaps a compiler's builtin
+    ("__CUDA_ARCH__ >= 700", None),  # a builtin whose value is unknown
+    ("1 +", None),
+    ("(" * 3000 + "1" + ")" * 3000, None),
+])
+def test_if_conditions_have_c_preprocessor_meaning(condition, expected):
+    assert arm(condition, {"A": "B", "B": "3", "F": None}) == expected
+
+
+def test_a_macro_bomb_in_a_condition_is_bounded():
+    import time
+
+    bomb = {f"A{i}": f"(A{i + 1} + A{i + 1})" for i in range(64)} | {"A64": "1"}
+    started = time.perf_counter()
+    assert arm("A0 > 0", bomb) is None
+    assert time.perf_counter() - started < 2
+
+
+def test_notes_name_the_undefined_macros_that_chose_an_arm():
+    text = textwrap.dedent("""\
+        #ifndef GUARD_H
+        #define GUARD_H
+        #ifndef BLOCK
+        #define BLOCK 256
+        #endif
+        #ifdef USE_DOUBLE
+        double x;
+        #endif
+        #if LEVEL > 2
+        int y;
+        #endif
+        #endif
+        """)
+    notes: list[str] = []
+    out = resolve_conditionals(text, {}, notes=notes)
+    assert "double" not in out and "int y" not in out
+    # a guard or a default value (`#ifndef X / #define X`) is no choice worth a note
+    assert notes == ["USE_DOUBLE", "LEVEL"]
+
+
+def test_undefine_overrides_a_define_and_a_builtin():
+    text = "#ifdef __CUDACC__\nint cuda;\n#endif\n#ifdef X\nint x;\n#endif\n"
+    out = resolve_conditionals(text, {"X": "1"}, undefined=frozenset({"__CUDACC__", "X"}))
+    assert "cuda" not in out and "int x" not in out
