@@ -6,7 +6,8 @@ function-like macros defined in the file or its local headers are expanded befor
 where cpp would expand them: a file's own macro from its `#define` line on (its headers' from
 the top), a function-like one only when called with its number of arguments.
 Every expansion keeps the line count of what it replaces, so reported lines stay the file's
-lines. Conditional directives are left to the grammar; `#define` lines stay as written.
+lines. Conditionals keep the arm cpp keeps (`resolve_conditionals`, `ppexpr`); directive
+lines become empty, `#define` lines stay as written.
 """
 
 from __future__ import annotations
