@@ -200,16 +200,17 @@ def bind_call(
     grammar: str,
     at: int,
     outer: dict[str, sympy.Expr] | None = None,
-) -> dict[str, str]:
-    """Kernel/function parameter -> its value at this call, as a sympy expression string."""
+) -> dict[str, sympy.Expr]:
+    """Kernel/function parameter -> its value at this call, a sympy expression (passed as
+    such: a string would have to be parsed again, and parsing text is where code can hide)."""
     scope = HostScope(caller, grammar, outer)
-    out: dict[str, str] = {}
+    out: dict[str, sympy.Expr] = {}
     for name, arg in zip(params, args, strict=False):
         if not name:
             continue
         value = scope.value(arg, at)
         if value is not None:
-            out[name] = str(value)
+            out[name] = value
     return out
 
 

@@ -7,11 +7,13 @@ from functools import cache, lru_cache
 
 import sympy
 import tree_sitter
+from roofcast.analyzer.cexpr import CExprError
 from roofcast.analyzer.cuda import parameters
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.openmp import pragma_words
 from roofcast.analyzer.parsing import NodeCache, captures, language, node_text
 from roofcast.features.counter import KernelCounter, Var, unwrap_declarator
+from roofcast.features.cvalue import parse_value
 from roofcast.features.symbolic import symbol
 from roofcast.features.vector import TALLY_FIELDS, FeatureVector
 
@@ -21,8 +23,7 @@ _WORKSHARE = {"distribute", "for", "loop"}
 def count_features(ir: KernelIR, defines: Mapping[str, str] | None = None) -> FeatureVector:
     """Per-thread (CUDA) or per-iteration (OpenMP) counts of one kernel; see docs/counting.md."""
     counter = KernelCounter(ir, defines or {})
-    if ir.footprint:
-        counter.fv.footprint = host_expression(ir.footprint)
+    counter.fv.footprint = host_expression(ir.footprint)
     for name, text in ir.host_bindings.items():
         value = host_expression(text)
         if value is not None:
@@ -51,19 +52,25 @@ def _count_cuda(counter: KernelCounter, ir: KernelIR) -> None:
     counter.stmt(body)
 
 
-_ARGV_LOCALS = {f"argv_{k}": sympy.Symbol(f"argv_{k}", positive=True) for k in range(1, 32)}
+_ARGV_SYMBOLS = {f"argv_{k}": sympy.Symbol(f"argv_{k}", positive=True) for k in range(1, 32)}
+
+
+def host_expression(value: sympy.Expr | str | None) -> sympy.Expr | None:
+    """A host value as the analyzer found it: a sympy expression over constants and argv_k.
+    Text (an IR built by hand) is read with the strict C parser, never evaluated."""
+    if value is None or isinstance(value, sympy.Basic):
+        return value
+    return _host_text(value)
 
 
 @lru_cache(maxsize=8192)
-def host_expression(text: str) -> sympy.Expr | None:
-    """A host value as the analyzer wrote it (a string over constants and argv_k), parsed once:
-    sympy's parser costs far more than the counting that uses the value."""
+def _host_text(text: str) -> sympy.Expr | None:
     text = text.strip()
-    if text.isdigit():
-        return sympy.Integer(int(text))
+    if not text:
+        return None
     try:
-        return sympy.sympify(text, locals=_ARGV_LOCALS)
-    except (sympy.SympifyError, TypeError, ValueError, SyntaxError):
+        return parse_value(text, _ARGV_SYMBOLS, {"Min": sympy.Min, "Max": sympy.Max})
+    except CExprError:
         return None
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import sympy
 
-from roofcast.analyzer.discover import discover_files, roots_of
+from roofcast.analyzer.discover import discover_files, roots_of, unlistable_folder
 from roofcast.analyzer.model import FileProblem, KernelIR
 from roofcast.analyzer.parsing import forget_nodes
 from roofcast.analyzer.partition import independent_groups
@@ -64,11 +64,12 @@ class KernelResult:
             "defaults_applied": r.defaults_json(),
             "threads": r.threads_json(),
             "features": r.structure_json(self.features),
+            "undefined_macros": list(self.ir.undefined_macros),
+            # approximate counts (docs/counting.md N2-N4, B1), then clamped ones
+            "warnings": [*self.features.warnings, *r.warnings()],
         }
         if self.extra_verdicts:
             out["verdicts"] = {k: v.to_json() for k, v in self.extra_verdicts.items()}
-        if self.features.warnings:  # the counts are approximate (docs/counting.md N2-N4, B1)
-            out["warnings"] = list(self.features.warnings)
         return out
 
 
@@ -145,20 +146,25 @@ def analyze_paths(
     context: LaunchContext | None = None,
     jobs: int | None = 1,
     on_group_done: Callable[[int, int], None] | None = None,
+    undefines: frozenset[str] = frozenset(),
+    include_dirs: Sequence[Path] = (),
 ) -> AnalysisReport:
     """The whole `analyze` job on files or folders.
 
     Files are split into groups that share nothing (see `analyzer.partition`); with `jobs`
     > 1 (None: one per available CPU) the groups run in that many processes. The report is
-    the same for any `jobs`. `on_group_done(done, total)` is called as groups finish."""
+    the same for any `jobs`. `on_group_done(done, total)` is called as groups finish.
+    `undefines` (-U) and `include_dirs` (-I) are as a compiler's."""
     from roofcast.predictors import default_predictor
 
     forget_resolved()  # files may have changed since the last analysis in this process
     listed = [Path(p) for p in paths]
-    roots = roots_of(listed)
+    roots = [*roots_of(listed), *include_dirs]
+    unlistable: list[Path] = []
     with _young_collections_only():
-        groups = independent_groups(expand_paths(listed), roots)
-        job = _GroupJob(roots, gpu, dict(defines or {}), predictor or default_predictor(), context)
+        groups = independent_groups(expand_paths(listed, unlistable), roots)
+        defined = {k: v for k, v in (defines or {}).items() if k not in undefines}
+        job = _GroupJob(roots, gpu, defined, predictor or default_predictor(), context, undefines)
         workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
         if workers > 1:
             outcomes = _run_parallel(job, groups, workers, on_group_done)
@@ -171,7 +177,8 @@ def analyze_paths(
             job.judge(outcomes)
         kernels = [k for results, _ in outcomes for k in results]
         kernels.sort(key=lambda k: (k.ir.file, k.ir.line))  # stable: a file lies in one group
-        problems = [p for _, found in outcomes for p in found]
+        problems = [unlistable_folder(folder) for folder in unlistable]
+        problems += [p for _, found in outcomes for p in found]
     return AnalysisReport(gpu=gpu, kernels=kernels, problems=problems)
 
 
@@ -217,6 +224,7 @@ class _GroupJob:
     defines: dict[str, str]
     predictor: Predictor
     context: LaunchContext | None
+    undefines: frozenset[str] = frozenset()
 
     def __call__(self, files: list[Path]) -> _Outcome:
         """The group's results, without verdicts: `judge` gives those for many groups at once.
@@ -247,7 +255,7 @@ class _GroupJob:
         is discovered on its own (without the others' headers and call sites), and a file
         that still fails is a problem."""
         try:
-            found = discover_files(files, self.roots, self.defines)
+            found = discover_files(files, self.roots, self.defines, self.undefines)
             return found.kernels, found.problems
         except Exception:  # noqa: BLE001 - retried file by file, where it is reported
             pass
@@ -256,7 +264,7 @@ class _GroupJob:
         seen: set[tuple[str, int, str]] = set()  # a header's kernels, found by each includer
         for path in files:
             try:
-                found = discover_files([path], self.roots, self.defines)
+                found = discover_files([path], self.roots, self.defines, self.undefines)
             except Exception as exc:  # noqa: BLE001 - reported
                 problems.append(FileProblem(str(path), f"not analysed: {_error(exc)}"))
                 continue
