@@ -16,6 +16,7 @@ from functools import cache, partial
 import sympy
 import tree_sitter
 from roofcast.analyzer.functionscan import ASSIGNED_PATTERNS, scan_function
+from roofcast.analyzer.index import template_params
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.parsing import NodeCache, captures, language, node_text, operator, parse
 from roofcast.features import mathfuncs as mf
@@ -29,6 +30,12 @@ from roofcast.features.ctypes import (
     CType,
     TypeResolver,
     promote,
+    split_args,
+)
+from roofcast.features.sharedmem import (
+    callee_name,
+    classes_returning_shared,
+    function_returns_shared,
 )
 from roofcast.features.symbolic import (
     BUILTIN_VECTORS,
@@ -38,6 +45,8 @@ from roofcast.features.symbolic import (
     zero_thread_position,
 )
 from roofcast.features.vector import FeatureVector
+
+_CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast", "dynamic_cast"})
 
 MAX_INLINE_DEPTH = 8
 #: thread axes; OpenMP work-shared loop variables are given these as dependencies
@@ -87,6 +96,9 @@ class Var:
     deps: frozenset[str] = frozenset()
     loaded: bool = False  # derived from a global load (indirection)
     alias: str = ""  # the caller's name of a pointer bound by an inlined call
+    #: a data member of an object in global/shared memory, seen inside one of its methods:
+    #: (space, the object's alias, its index text, the names the index depends on)
+    member_of: tuple[str, str, str, frozenset[str]] | None = None
 
 
 @dataclass
@@ -142,6 +154,8 @@ class KernelCounter:
         self.macro_values: dict[str, sympy.Expr | None] = {}
         self.max_depth = 0
         self.nest_products: dict[tuple[int, ...], sympy.Expr] = {}
+        #: data members of the objects whose methods are being inlined, innermost last
+        self.member_stack: list[dict[str, Var]] = []
 
     # ---------------------------------------------------------------- tallies
     @property
@@ -558,7 +572,23 @@ class KernelCounter:
     def _e_identifier(self, node: tree_sitter.Node) -> CType:
         name = node_text(node)
         var = self.lookup(name) or self.global_var(name)
+        if var is not None and var.member_of is not None and name != "this":
+            return self.member_field(var, name, read=True, write=False)
         return var.type if var else UNKNOWN
+
+    def _e_this(self, node: tree_sitter.Node) -> CType:
+        var = self.lookup("this")  # bound by `bind_members` for an inlined method
+        return var.type if var is not None else UNKNOWN
+
+    def member_field(self, var: Var, field: str, read: bool, write: bool) -> CType:
+        """A data member read or written inside a method of an object in memory: the access
+        `obj[i].field` of the call site (same key as writing it there)."""
+        assert var.member_of is not None
+        space, alias, index_text, names = var.member_of
+        size = 8 if var.type.pointer else var.type.element_bytes
+        key = (space, alias, f"{index_text}.{field}", self.hoisted_key(set(names)))
+        self.record_access(key, size, read, write, set(names))
+        return var.type
 
     def _e_qualified_identifier(self, node: tree_sitter.Node) -> CType:
         return UNKNOWN
@@ -596,11 +626,51 @@ class KernelCounter:
             return INT
         if arg is not None and arg.type in ("subscript_expression",):
             return self.memory_access(arg, read=True, write=False, member=member_name)
+        through = self.member_through_pointer(node, read=True, write=False)
+        if through is not None:
+            return through
         base = self.expr(arg)
         operator = node.child_by_field_name("operator")
         if operator is not None and node_text(operator) == "->":
             base = base.deref()
         return self.types.member(base, member_name)
+
+    def member_through_pointer(
+        self, node: tree_sitter.Node, read: bool, write: bool
+    ) -> CType | None:
+        """`p->m` and `(*p).m` with `p` a pointer into global or shared memory: an access to
+        the member of element 0 of `p` (as `p[0].m`), the member's size; None otherwise."""
+        arg = node.child_by_field_name("argument")
+        member = node.child_by_field_name("field")
+        op_node = node.child_by_field_name("operator")
+        if arg is None or member is None:
+            return None
+        while arg.type == "parenthesized_expression" and arg.named_children:
+            arg = arg.named_children[0]
+        if op_node is None or node_text(op_node) != "->":
+            if arg.type == "pointer_expression" and operator(arg) == "*":
+                return self.memory_access(arg, read=read, write=write, member=node_text(member))
+            return None
+        if arg.type not in ("identifier", "this"):
+            return None
+        if node_text(arg) == "this":  # this->field: the member bound for this method
+            field_var = self.lookup(node_text(member))
+            if field_var is not None and field_var.member_of is not None:
+                return self.member_field(field_var, node_text(member), read, write)
+            return None
+        var = self.lookup(node_text(arg)) or self.global_var(node_text(arg))
+        if var is None or not var.type.pointer or var.space not in ("global", "shared"):
+            return None
+        base_type, space, alias, names = self.resolve_base(arg)
+        member_type = self.types.member(base_type.deref(), node_text(member))
+        size = 8 if member_type.pointer else member_type.element_bytes
+        key_ctx = self.hoisted_key(names)
+        self.arrays.add(alias)
+        self.array_indices[(alias, key_ctx)].add("0." + node_text(member))
+        self.record_access(
+            (space, alias, "0." + node_text(member), key_ctx), size, read, write, names
+        )
+        return member_type
 
     def _e_subscript_expression(self, node: tree_sitter.Node) -> CType:
         return self.memory_access(node, read=True, write=False)
@@ -693,9 +763,14 @@ class KernelCounter:
             member = node.child_by_field_name("field")
             if arg is not None and arg.type == "subscript_expression":
                 return self.memory_access(arg, read=read, write=True, member=node_text(member))
-            return self.expr(node)
+            through = self.member_through_pointer(node, read=read, write=True)
+            return through if through is not None else self.expr(node)
         if node.type == "parenthesized_expression" and node.named_children:
             return self.lvalue(node.named_children[0], read)
+        if node.type == "identifier":
+            var = self.lookup(node_text(node))
+            if var is not None and var.member_of is not None:
+                return self.member_field(var, node_text(node), read=read, write=True)
         return self.expr(node)
 
     def track_assignment(self, name: str, op: str, right: tree_sitter.Node | None) -> None:
@@ -717,9 +792,16 @@ class KernelCounter:
         name = node_text(fn_node) if fn_node is not None else ""
         if fn_node is not None and fn_node.type == "template_function":
             name = node_text(fn_node.child_by_field_name("name") or fn_node)
+            target = fn_node.child_by_field_name("arguments")
+            if name in _CASTS and target is not None and target.named_children:
+                for a in args:  # `reinterpret_cast<const V *>(in)`: the type named, not in's
+                    self.expr(a)
+                return self.types.parse(node_text(target.named_children[0]))
+        obj: tree_sitter.Node | None = None
         if fn_node is not None and fn_node.type == "field_expression":
             member = fn_node.child_by_field_name("field")
             name = node_text(member) if member is not None else name
+            obj = fn_node.child_by_field_name("argument")
             if name == "sync":
                 self.add("barriers")
                 return UNKNOWN
@@ -810,10 +892,27 @@ class KernelCounter:
                 return DOUBLE
             return first if bare.startswith("__shfl") else UNKNOWN
         if self.ctx is not None:
+            functor = self.functor_operator(fn_node) if obj is None else None
+            if functor is not None:  # `f(x)` with `F f` a class: its operator()
+                return self.inline(functor, args, arg_types, fn_node, None)
             callee = self.ctx.callable(bare, len(args))
             if callee is not None and not callee.is_kernel:
-                return self.inline(callee, args, arg_types)
+                return self.inline(callee, args, arg_types, obj, fn_node)
         return widest if widest.is_float else UNKNOWN
+
+    def functor_operator(self, fn_node: tree_sitter.Node | None):
+        """The `operator()` a call `f(...)` reaches when `f` is a variable of class type."""
+        if fn_node is None or fn_node.type != "identifier" or self.ctx is None:
+            return None
+        var = self.lookup(node_text(fn_node))
+        if var is None or var.type.pointer or not var.type.name:
+            return None
+        name = var.type.name.split("<")[0].strip()
+        for candidate in self.ctx.functions.get("operator()", []):
+            owner = method_class(candidate)
+            if owner is not None and owner[0] == name:
+                return candidate
+        return None
 
     def load_through_pointer(self, arg: tree_sitter.Node) -> CType:
         if arg.type == "pointer_expression" and operator(arg) == "&":
@@ -854,8 +953,16 @@ class KernelCounter:
             )
         return element
 
-    def inline(self, callee, args: list[tree_sitter.Node], arg_types: list[CType]) -> CType:
-        """Add a device function's counts at the call site, binding its parameters."""
+    def inline(
+        self,
+        callee,
+        args: list[tree_sitter.Node],
+        arg_types: list[CType],
+        obj: tree_sitter.Node | None = None,
+        fn_node: tree_sitter.Node | None = None,
+    ) -> CType:
+        """Add a device function's counts at the call site, binding its parameters (and, for
+        a method, the object's data members: see `bind_members`)."""
         from roofcast.analyzer.cuda import parameters
 
         return_type_node = callee.node.child_by_field_name("type")
@@ -927,15 +1034,105 @@ class KernelCounter:
                     deps=deps,
                     loaded=self._is_loaded(arg) if arg is not None else False,
                 )
+        members = self.bind_members(callee, obj, fn_node)
         saved_scopes = self.scopes
-        self.scopes = [*self.scopes[:1], scope]
+        self.scopes = [*self.scopes[:1], {**members, **scope}]
+        self.member_stack.append(members)
         try:
             self.stmt(body)
         finally:
+            self.member_stack.pop()
             self.scopes = saved_scopes
             self.inline_depth -= 1
             self.inline_stack.pop()
         return return_type
+
+    def bind_members(
+        self, callee, obj: tree_sitter.Node | None, fn_node: tree_sitter.Node | None
+    ) -> dict[str, Var]:
+        """A method's view of its object: data members of an object in global or shared
+        memory (`pts[i].norm()`, `p->norm()`) are accesses to that element's members; members
+        of a local or by-value object are registers; pointer members point to global data.
+        A method called without an object (from another method) sees the caller's object."""
+        owner = method_class(callee)
+        if owner is None:
+            return {}
+        if obj is None:
+            return self.member_stack[-1] if self.member_stack else {}
+        op_node = fn_node.child_by_field_name("operator") if fn_node is not None else None
+        arrow = op_node is not None and node_text(op_node) == "->"
+        obj_type, place = self.object_place(obj, arrow)
+        class_name, params = owner
+        type_name = obj_type.name or class_name
+        if "<" not in type_name and class_name in self.types.template_types:
+            type_name = self.types.template_types[class_name]
+        name = type_name.split("<")[0].strip()
+        args = split_args(type_name.split("<", 1)[1].rsplit(">", 1)[0]) if "<" in type_name else []
+        bound = self.types.template_types
+        mapping = {p: bound.get(a, a) for p, a in zip(params, args, strict=False)}
+        text = " ".join(node_text(obj).split())
+        members: dict[str, Var] = {}
+        fields = self.types.structs.get(name, self.types.structs.get(class_name, []))
+        for type_text, field, size in fields:
+            for param, arg in mapping.items():
+                type_text = re.sub(rf"\b{re.escape(param)}\b", arg, type_text)
+            t = self.types.parse(type_text)
+            if size:  # an array member: elements of the object itself
+                alias = f"{place[1]}[{place[2]}].{field}" if place else f"{text}.{field}"
+                members[field] = Var(
+                    t.address_of(),
+                    space=place[0] if place else "local",
+                    alias=alias,
+                    deps=place[3] if place else frozenset(),
+                )
+            elif t.pointer:  # a device pointer the object holds
+                members[field] = Var(t, space="global", alias=f"{text}.{field}")
+            else:
+                members[field] = Var(t, member_of=place)
+        struct_type = self.types.parse(name) if name in self.types.structs else obj_type
+        members["this"] = Var(
+            struct_type.address_of(), space=place[0] if place else "local", member_of=place
+        )
+        return members
+
+    def object_place(
+        self, obj: tree_sitter.Node, arrow: bool
+    ) -> tuple[CType, tuple[str, str, str, frozenset[str]] | None]:
+        """The type of the object a method is called on and, when it lives in global or
+        shared memory, where: (space, alias, index text, index names), as `memory_access`
+        keys its elements."""
+        while obj.type == "parenthesized_expression" and obj.named_children:
+            obj = obj.named_children[0]
+        if obj.type == "pointer_expression" and operator(obj) == "*":
+            inner = obj.child_by_field_name("argument")
+            if inner is None:
+                return UNKNOWN, None
+            obj, arrow = inner, True
+        if obj.type == "subscript_expression":
+            base, indices = self.base_of(obj)
+            for index in indices:
+                self.expr(index)
+            base_type, space, alias, names = self.resolve_base(base)
+            element = base_type
+            for _ in indices:
+                element = element.deref() if element.pointer else element
+            if arrow:
+                element = element.deref()
+            if space not in ("global", "shared") or arrow:
+                return element, None
+            index_text = ",".join(" ".join(node_text(i).split()) for i in indices)
+            return element, (space, alias, index_text, frozenset(names | self.identifiers(indices)))
+        if obj.type != "identifier":
+            return self.expr_type_only(obj), None
+        var = self.lookup(node_text(obj)) or self.global_var(node_text(obj))
+        if var is None:
+            return UNKNOWN, None
+        if not arrow:
+            return var.type, None
+        if not var.type.pointer or var.space not in ("global", "shared"):
+            return var.type.deref(), None
+        _, space, alias, names = self.resolve_base(obj)
+        return var.type.deref(), (space, alias, "0", frozenset(names))
 
     # ---------------------------------------------------------------- statements
     def stmt(self, node: tree_sitter.Node | None) -> None:
@@ -1063,10 +1260,40 @@ class KernelCounter:
                     and (var.type.pointer or var.space == "shared")
                 ):
                     return var.space
+            if n.type == "pointer_expression" and operator(n) == "&":
+                target = n.child_by_field_name("argument")
+                var = self.lookup(node_text(target)) if target is not None else None
+                if var is not None and target.type == "identifier" and not var.type.pointer:
+                    # `&local`: the address of a variable of this thread
+                    return var.space if var.space in ("global", "shared") else "local"
             if n.type in ("call_expression",):
+                name = callee_name(n)
+                if name in _CASTS:  # reinterpret_cast<float*>(tile): the argument decides
+                    stack.extend(n.named_children)
+                elif self.call_returns_shared(n, name):
+                    return "shared"
                 continue
             stack.extend(n.named_children)
         return "global"
+
+    def call_returns_shared(self, call: tree_sitter.Node, name: str) -> bool:
+        """`SharedMemory<T>()` / `smem()`: a helper handing out `extern __shared__` storage."""
+        if not name or self.ctx is None:
+            return False
+        args = call.child_by_field_name("arguments")
+        callee = self.ctx.callable(name, len(args.named_children) if args is not None else 0)
+        if callee is not None and function_returns_shared(callee.node):
+            return True
+        classes = getattr(self, "_shared_classes", None)
+        if classes is None:
+            own = self.ir.ast[2] if isinstance(self.ir.ast, tuple) else self.ir.ast
+            roots = [h.tree.root_node for h in self.ctx.headers.values()]
+            while own is not None and own.parent is not None:
+                own = own.parent
+            classes = self._shared_classes = classes_returning_shared(
+                [own, *roots] if own is not None else roots, self.grammar
+            )
+        return name in classes
 
     def _s_if_statement(self, node: tree_sitter.Node) -> None:
         self.add("branches")
@@ -1309,6 +1536,24 @@ class KernelCounter:
                 ">>=": ("div", 2**amount),
             }.get(op)
         return None
+
+
+def method_class(callee) -> tuple[str, list[str]] | None:
+    """(class name, its template parameters) of a method definition: defined in the class
+    body, or out of line as `Class<T>::method`; None for a free function."""
+    node = callee.node.parent
+    if node is not None and node.type == "template_declaration":
+        node = node.parent
+    if node is not None and node.type == "field_declaration_list":
+        owner = node.parent
+        name = owner.child_by_field_name("name") if owner is not None else None
+        if name is None:
+            return None
+        return node_text(name).split("<")[0].strip(), template_params(owner)
+    if "::" in callee.name:
+        owner_text = callee.name.rsplit("::", 1)[0].split("::")[-1]
+        return owner_text.split("<")[0].strip(), list(callee.template_params)
+    return None
 
 
 def unwrap_declarator(node: tree_sitter.Node | None) -> tuple[str, int, bool]:

@@ -222,8 +222,10 @@ def _count_openmp(counter: KernelCounter, ir: KernelIR) -> None:
     loops = _workshare_loops(statement, counter)
     if not loops:
         counter.stmt(statement)
-        inner = [node_text(p) for p in captures(_query(counter.grammar, "(preproc_call) @p"),
-                                                 statement).get("p", [])]
+        inner = [
+            node_text(p)
+            for p in captures(_query(counter.grammar, "(preproc_call) @p"), statement).get("p", [])
+        ]
         shape = region_shape(ir.pragma, inner)
         counter.fv.work_items, note = region_work(shape, counter.grammar, counter.value)
         counter.fv.notes.append(note)
