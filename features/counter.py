@@ -20,6 +20,7 @@ from roofcast.analyzer.index import template_params
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.parsing import NodeCache, captures, language, node_text, operator, parse
 from roofcast.features import mathfuncs as mf
+from roofcast.features.asynccopy import ASYNC_COPIES, WARP, WMMA_CALLS, cp_async, fragment
 from roofcast.features.ctypes import (
     BOOL,
     DOUBLE,
@@ -185,6 +186,9 @@ class KernelCounter:
             if count == 0:
                 continue
             trips = self.nest_trips(key)
+            if isinstance(count, sympy.Basic) and not count.is_Number:
+                terms.append(sympy.Mul(count, trips))  # a share of a block's copy: bytes/blockDim
+                continue
             integral = float(count).is_integer()
             if integral and isinstance(trips, sympy.Integer):
                 whole += int(count) * int(trips)
@@ -340,9 +344,11 @@ class KernelCounter:
         return None
 
     def expr_type_only(self, node: tree_sitter.Node) -> CType:
+        while node.type == "parenthesized_expression" and node.named_children:
+            node = node.named_children[0]  # sizeof(float4) parses as sizeof of `(float4)`
         if node.type == "identifier":
             var = self.lookup(node_text(node))
-            return var.type if var else UNKNOWN
+            return var.type if var else self.types.parse(node_text(node))
         return UNKNOWN
 
     # ---------------------------------------------------------------- memory
@@ -830,6 +836,10 @@ class KernelCounter:
             self.expr(args[1])
             self.store_through_pointer(args[0])
             return UNKNOWN
+        if bare in ASYNC_COPIES:
+            return self.async_copy(name, args)
+        if bare in WMMA_CALLS and self.wmma(bare, args):
+            return UNKNOWN
         arg_types = [self.expr(a) for a in args]
         first = arg_types[0] if arg_types else UNKNOWN
         widest = first
@@ -899,6 +909,142 @@ class KernelCounter:
             if callee is not None and not callee.is_kernel:
                 return self.inline(callee, args, arg_types, obj, fn_node)
         return widest if widest.is_float else UNKNOWN
+
+    def async_copy(self, name: str, args: list[tree_sitter.Node]) -> CType:
+        """`cuda::memcpy_async`, `cooperative_groups::memcpy_async`,
+        `__pipeline_memcpy_async`: the source's bytes are loaded and the destination's stored,
+        like a plain copy. A thread-scope copy (destination pointer first) moves its size;
+        a group's copy (group first) is shared by the threads of the block."""
+        types = [self.expr(a) for a in args]
+        if len(args) < 3:
+            return UNKNOWN
+        share: sympy.Expr = sympy.Integer(1)
+        element: CType | None = None  # sizes are in bytes but for the element-count form
+        if types[0].pointer or name.endswith("__pipeline_memcpy_async"):
+            dst, src, size = args[0], args[1], args[2]
+        else:
+            share = sympy.Mul(*(symbol(f"blockDim_{a}") for a in "xyz"))
+            if len(args) >= 5 and not types[2].pointer:  # (group, dst, n, src, n): elements
+                dst, src, size = args[1], args[3], args[4]
+                element = types[3].deref()
+            else:
+                dst, src, size = args[1], args[2], args[3] if len(args) > 3 else None
+        while size is not None and size.type == "call_expression":  # aligned_size_t<16>(n)
+            inner = size.child_by_field_name("arguments")
+            size = inner.named_children[0] if inner is not None and inner.named_children else None
+        nbytes = self.value(size) if size is not None else None
+        if nbytes is not None and element is not None:
+            nbytes = nbytes * element.element_bytes
+        if nbytes is None:
+            nbytes = sympy.Integer(self.types.parse("float").element_bytes)
+            self.fv.notes.append(f"{name}: size not known, one 4-byte element counted")
+        self.address_access(src, nbytes / share, read=True, write=False)
+        self.address_access(dst, nbytes / share, read=False, write=True)
+        return UNKNOWN
+
+    def address_access(
+        self, ptr: tree_sitter.Node | None, nbytes: sympy.Expr, read: bool, write: bool
+    ) -> None:
+        """`nbytes` read or written at the address `ptr` (`tile`, `g + k`, `&a[i]`) by a copy
+        or matrix operation, in the memory its root pointer lives in."""
+        root = ptr
+        while root is not None:
+            if root.type in ("parenthesized_expression", "cast_expression") and root.named_children:
+                root = root.child_by_field_name("value") or root.named_children[-1]
+            elif root.type == "binary_expression" and operator(root) in ("+", "-"):
+                root = root.child_by_field_name("left")
+            elif root.type == "pointer_expression" and operator(root) == "&":
+                root = root.child_by_field_name("argument")
+            elif root.type == "subscript_expression":
+                root, _ = self.base_of(root)
+            else:
+                break
+        if ptr is None or root is None:
+            return
+        _, space, alias, names = self.resolve_base(root)
+        if space not in ("global", "shared"):
+            return
+        names = names | self.identifiers([ptr])
+        key = (space, alias, "@" + " ".join(node_text(ptr).split()), self.hoisted_key(names))
+        self.arrays.add(alias)
+        self.record_access(key, nbytes, read, write, names)  # type: ignore[arg-type]
+
+    def wmma(self, bare: str, args: list[tree_sitter.Node]) -> bool:
+        """Warp matrix operations on `wmma::fragment`s, each thread's share of the warp's:
+        `mma_sync` 2*M*N*K tensor-core FLOPs (`flops_tensor`, a class of its own),
+        `load_matrix_sync` / `store_matrix_sync` the fragment's matrix bytes. False when the
+        fragment's type is not known (then it is an ordinary call)."""
+        frag_arg = args[1] if bare == "store_matrix_sync" or bare.endswith("mma_sync") else None
+        frag_arg = args[0] if bare == "load_matrix_sync" and args else frag_arg
+        if frag_arg is None or len(args) < 2:
+            return False
+        base, _ = self.base_of(frag_arg)
+        var = self.lookup(node_text(base)) if base.type == "identifier" else None
+        shape = fragment(var.type.name) if var is not None else None
+        if shape is None:
+            return False
+        for a in args:
+            if a is not frag_arg:
+                self.expr(a)
+        m, n, k = (self.shape_value(t) for t in (shape.m, shape.n, shape.k))
+        if bare.endswith("mma_sync"):
+            self.add("flops_tensor", 2 * m * n * k / WARP)
+            return True
+        rows, cols = (self.shape_value(t) for t in shape.rows_cols)
+        element = shape.element_bytes
+        pointer = args[1] if bare == "load_matrix_sync" else args[0]
+        if element is None:  # accumulator of an unnamed type: the pointer's element
+            element = self.expr_type_only(pointer).deref().element_bytes
+        nbytes = rows * cols * sympy.nsimplify(element) / WARP
+        self.address_access(
+            pointer, nbytes, read=bare == "load_matrix_sync", write=bare == "store_matrix_sync"
+        )
+        return True
+
+    def shape_value(self, text: str) -> sympy.Expr:
+        """A fragment dimension: a number, or a macro / constant's value, else a symbol."""
+        text = text.strip()
+        if text.isdigit():
+            return sympy.Integer(int(text))
+        var = self.global_var(text)
+        if var is not None and var.value is not None:
+            return var.value
+        return symbol(text) if text.isidentifier() else sympy.Integer(16)
+
+    def _e_gnu_asm_expression(self, node: tree_sitter.Node) -> CType:
+        """Inline PTX: operands are evaluated; each `cp.async` loads its size from global
+        memory (the source operand's pointer) and stores it to shared memory."""
+        operands: list[tree_sitter.Node] = []
+        for part in node.named_children:
+            if part.type in ("gnu_asm_output_operand_list", "gnu_asm_input_operand_list"):
+                for operand in part.named_children:
+                    value = operand.child_by_field_name("value") or (
+                        operand.named_children[-1] if operand.named_children else None
+                    )
+                    if value is not None:
+                        operands.append(value)
+        for value in operands:
+            self.expr(value)
+        code = node.child_by_field_name("assembly_code")
+        text = node_text(code) if code is not None else ""
+        for copy in cp_async(text):
+            size = (
+                sympy.Integer(copy.size)
+                if copy.size is not None
+                else self.value(operands[copy.size_operand])
+                if copy.size_operand is not None and copy.size_operand < len(operands)
+                else None
+            )
+            if size is None:
+                size = sympy.Integer(16)
+                self.fv.notes.append("cp.async: size operand not known, 16 bytes counted")
+            if copy.src_operand < len(operands):
+                self.address_access(operands[copy.src_operand], size, read=True, write=False)
+            line = node.start_point[0] + 1
+            self.record_access(
+                ("shared", f"cp.async@{line}", "0", self.key), size, False, True, set()
+            )
+        return UNKNOWN
 
     def functor_operator(self, fn_node: tree_sitter.Node | None):
         """The `operator()` a call `f(...)` reaches when `f` is a variable of class type."""

@@ -81,3 +81,43 @@ def test_helper_without_shared_storage_still_returns_global(tmp_path):
     """,
     )["shifted"]
     assert k.features.store_bytes == 4 and k.features.shared_store_bytes == 0
+
+
+def test_tensor_flops_are_their_own_field_in_the_json(tmp_path):
+    k = analyze(
+        tmp_path,
+        """
+        #include <mma.h>
+        using namespace nvcuda;
+        __global__ void one_mma(const half *a, const half *b, float *c) {
+          wmma::fragment<wmma::matrix_a, 32, 8, 16, half, wmma::row_major> fa;
+          wmma::fragment<wmma::matrix_b, 32, 8, 16, half, wmma::col_major> fb;
+          wmma::fragment<wmma::accumulator, 32, 8, 16, float> fc;
+          wmma::load_matrix_sync(fa, a, 16);
+          wmma::load_matrix_sync(fb, b, 16);
+          wmma::mma_sync(fc, fa, fb, fc);
+          wmma::store_matrix_sync(c, fc, 8, wmma::mem_row_major);
+        }
+    """,
+    )["one_mma"]
+    data = k.to_json()
+    assert data["features"]["flops_tensor"] == 2 * 32 * 8 * 16 / 32
+    assert data["flops_per_thread"] == {"sp": 0, "dp": 0, "hp": 0, "int": 0}
+    # A 32x16 half tile, B 16x8 half, C 32x8 float: per thread of the warp
+    assert data["bytes_per_thread"] == {"load": (32 * 16 + 16 * 8) * 2 / 32, "store": 32}
+
+
+def test_async_copy_of_unknown_size_counts_one_element_and_says_so(tmp_path):
+    k = analyze(
+        tmp_path,
+        """
+        __global__ void stage(const float *g, float *out, const int *sizes) {
+          __shared__ float tile[64];
+          __pipeline_memcpy_async(&tile[threadIdx.x], &g[threadIdx.x], sizes[0]);
+          out[threadIdx.x] = tile[threadIdx.x];
+        }
+    """,
+    )["stage"]
+    assert k.features.shared_store_bytes == 4
+    assert k.features.load_bytes == 4 + 4  # sizes[0] and the copy's one element
+    assert any("size not known" in n for n in k.features.notes)
