@@ -1233,8 +1233,10 @@ class KernelCounter:
                 )
             elif t.pointer:  # a device pointer the object holds
                 members[field] = Var(t, space="global", alias=f"{text}.{field}")
-            else:
+            elif place is not None:
                 members[field] = Var(t, member_of=place)
+            else:  # a register, symbolic like a kernel's scalar parameter
+                members[field] = Var(t, value=symbol(field) if t.is_int else None)
         struct_type = self.types.parse(name) if name in self.types.structs else obj_type
         members["this"] = Var(
             struct_type.address_of(), space=place[0] if place else "local", member_of=place

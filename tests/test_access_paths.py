@@ -121,3 +121,22 @@ def test_async_copy_of_unknown_size_counts_one_element_and_says_so(tmp_path):
     assert k.features.shared_store_bytes == 4
     assert k.features.load_bytes == 4 + 4  # sizes[0] and the copy's one element
     assert any("size not known" in n for n in k.features.notes)
+
+
+def test_integer_member_of_a_by_value_object_is_a_symbol_like_a_parameter(tmp_path):
+    k = analyze(
+        tmp_path,
+        """
+        struct Range {
+          int count;
+          __device__ float sum(const float *x) const {
+            float s = 0.0f;
+            for (int k = 0; k < count; k++) s += x[k];
+            return s;
+          }
+        };
+        __global__ void sums(Range r, const float *x, float *y) { y[threadIdx.x] = r.sum(x); }
+    """,
+    )["sums"]
+    assert str(k.features.flops_sp) == "count"
+    assert str(k.features.load_bytes) == "4*count"
