@@ -66,6 +66,7 @@ class KernelResult:
             "features": r.structure_json(self.features),
             "undefined_macros": list(self.ir.undefined_macros),
             "warnings": r.warnings(),
+            "notes": list(self.features.notes),
         }
         if self.extra_verdicts:
             out["verdicts"] = {k: v.to_json() for k, v in self.extra_verdicts.items()}
