@@ -17,9 +17,11 @@ from functools import cache, partial
 import sympy
 import tree_sitter
 from roofcast.analyzer.functionscan import ASSIGNED_PATTERNS, scan_function
+from roofcast.analyzer.index import template_params
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.parsing import NodeCache, captures, language, node_text, operator, parse
 from roofcast.features import mathfuncs as mf
+from roofcast.features.asynccopy import ASYNC_COPIES, WARP, WMMA_CALLS, cp_async, fragment
 from roofcast.features.ctypes import (
     BOOL,
     DOUBLE,
@@ -30,6 +32,12 @@ from roofcast.features.ctypes import (
     CType,
     TypeResolver,
     promote,
+    split_args,
+)
+from roofcast.features.sharedmem import (
+    callee_name,
+    classes_returning_shared,
+    function_returns_shared,
 )
 from roofcast.features.symbolic import (
     BUILTIN_VECTORS,
@@ -39,6 +47,8 @@ from roofcast.features.symbolic import (
     zero_thread_position,
 )
 from roofcast.features.vector import FeatureVector
+
+_CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast", "dynamic_cast"})
 
 MAX_INLINE_DEPTH = 8
 MAX_MACRO_DEPTH = 16  # macros defined by macros, followed this deep
@@ -102,6 +112,9 @@ class Var:
     deps: frozenset[str] = frozenset()
     loaded: bool = False  # derived from a global load (indirection)
     alias: str = ""  # the caller's name of a pointer bound by an inlined call
+    #: a data member of an object in global/shared memory, seen inside one of its methods:
+    #: (space, the object's alias, its index text, the names the index depends on)
+    member_of: tuple[str, str, str, frozenset[str]] | None = None
 
 
 @dataclass
@@ -161,6 +174,8 @@ class KernelCounter:
         self.macro_values: dict[str, sympy.Expr | None] = {}
         self.max_depth = 0
         self.nest_products: dict[tuple[int, ...], sympy.Expr] = {}
+        #: data members of the objects whose methods are being inlined, innermost last
+        self.member_stack: list[dict[str, Var]] = []
         self.stmt_depth = 0  # statements being walked, nested (rule N2)
         self.expr_depth = 0  # expressions being walked, nested (rule N3)
         self.macro_depth = 0  # macro values being evaluated, nested
@@ -224,6 +239,9 @@ class KernelCounter:
             if count == 0:
                 continue
             trips = self.nest_trips(key)
+            if isinstance(count, sympy.Basic) and not count.is_Number:
+                terms.append(sympy.Mul(count, trips))  # a share of a block's copy: bytes/blockDim
+                continue
             integral = float(count).is_integer()
             if integral and isinstance(trips, sympy.Integer):
                 whole += int(count) * int(trips)
@@ -397,9 +415,11 @@ class KernelCounter:
         return done[-1] if done else None
 
     def expr_type_only(self, node: tree_sitter.Node) -> CType:
+        while node.type == "parenthesized_expression" and node.named_children:
+            node = node.named_children[0]  # sizeof(float4) parses as sizeof of `(float4)`
         if node.type == "identifier":
             var = self.lookup(node_text(node))
-            return var.type if var else UNKNOWN
+            return var.type if var else self.types.parse(node_text(node))
         return UNKNOWN
 
     # ---------------------------------------------------------------- memory
@@ -642,7 +662,23 @@ class KernelCounter:
     def _e_identifier(self, node: tree_sitter.Node) -> CType:
         name = node_text(node)
         var = self.lookup(name) or self.global_var(name)
+        if var is not None and var.member_of is not None and name != "this":
+            return self.member_field(var, name, read=True, write=False)
         return var.type if var else UNKNOWN
+
+    def _e_this(self, node: tree_sitter.Node) -> CType:
+        var = self.lookup("this")  # bound by `bind_members` for an inlined method
+        return var.type if var is not None else UNKNOWN
+
+    def member_field(self, var: Var, field: str, read: bool, write: bool) -> CType:
+        """A data member read or written inside a method of an object in memory: the access
+        `obj[i].field` of the call site (same key as writing it there)."""
+        assert var.member_of is not None
+        space, alias, index_text, names = var.member_of
+        size = 8 if var.type.pointer else var.type.element_bytes
+        key = (space, alias, f"{index_text}.{field}", self.hoisted_key(set(names)))
+        self.record_access(key, size, read, write, set(names))
+        return var.type
 
     def _e_qualified_identifier(self, node: tree_sitter.Node) -> CType:
         return UNKNOWN
@@ -700,11 +736,51 @@ class KernelCounter:
             return INT
         if arg is not None and arg.type in ("subscript_expression",):
             return self.memory_access(arg, read=True, write=False, member=member_name)
+        through = self.member_through_pointer(node, read=True, write=False)
+        if through is not None:
+            return through
         base = self.expr(arg)
         operator = node.child_by_field_name("operator")
         if operator is not None and node_text(operator) == "->":
             base = base.deref()
         return self.types.member(base, member_name)
+
+    def member_through_pointer(
+        self, node: tree_sitter.Node, read: bool, write: bool
+    ) -> CType | None:
+        """`p->m` and `(*p).m` with `p` a pointer into global or shared memory: an access to
+        the member of element 0 of `p` (as `p[0].m`), the member's size; None otherwise."""
+        arg = node.child_by_field_name("argument")
+        member = node.child_by_field_name("field")
+        op_node = node.child_by_field_name("operator")
+        if arg is None or member is None:
+            return None
+        while arg.type == "parenthesized_expression" and arg.named_children:
+            arg = arg.named_children[0]
+        if op_node is None or node_text(op_node) != "->":
+            if arg.type == "pointer_expression" and operator(arg) == "*":
+                return self.memory_access(arg, read=read, write=write, member=node_text(member))
+            return None
+        if arg.type not in ("identifier", "this"):
+            return None
+        if node_text(arg) == "this":  # this->field: the member bound for this method
+            field_var = self.lookup(node_text(member))
+            if field_var is not None and field_var.member_of is not None:
+                return self.member_field(field_var, node_text(member), read, write)
+            return None
+        var = self.lookup(node_text(arg)) or self.global_var(node_text(arg))
+        if var is None or not var.type.pointer or var.space not in ("global", "shared"):
+            return None
+        base_type, space, alias, names = self.resolve_base(arg)
+        member_type = self.types.member(base_type.deref(), node_text(member))
+        size = 8 if member_type.pointer else member_type.element_bytes
+        key_ctx = self.hoisted_key(names)
+        self.arrays.add(alias)
+        self.array_indices[(alias, key_ctx)].add("0." + node_text(member))
+        self.record_access(
+            (space, alias, "0." + node_text(member), key_ctx), size, read, write, names
+        )
+        return member_type
 
     def _e_subscript_expression(self, node: tree_sitter.Node) -> CType:
         return self.memory_access(node, read=True, write=False)
@@ -810,11 +886,16 @@ class KernelCounter:
             member = node.child_by_field_name("field")
             if arg is not None and arg.type == "subscript_expression":
                 return self.memory_access(arg, read=read, write=True, member=node_text(member))
-            return self.expr(node)
+            through = self.member_through_pointer(node, read=read, write=True)
+            return through if through is not None else self.expr(node)
         if node.type == "parenthesized_expression" and node.named_children:
             inner = _unparenthesized(node)
             if inner.type != "parenthesized_expression":
                 return self.lvalue(inner, read)
+        if node.type == "identifier":
+            var = self.lookup(node_text(node))
+            if var is not None and var.member_of is not None:
+                return self.member_field(var, node_text(node), read=read, write=True)
         return self.expr(node)
 
     def track_assignment(self, name: str, op: str, right: tree_sitter.Node | None) -> None:
@@ -836,9 +917,16 @@ class KernelCounter:
         name = node_text(fn_node) if fn_node is not None else ""
         if fn_node is not None and fn_node.type == "template_function":
             name = node_text(fn_node.child_by_field_name("name") or fn_node)
+            target = fn_node.child_by_field_name("arguments")
+            if name in _CASTS and target is not None and target.named_children:
+                for a in args:  # `reinterpret_cast<const V *>(in)`: the type named, not in's
+                    self.expr(a)
+                return self.types.parse(node_text(target.named_children[0]))
+        obj: tree_sitter.Node | None = None
         if fn_node is not None and fn_node.type == "field_expression":
             member = fn_node.child_by_field_name("field")
             name = node_text(member) if member is not None else name
+            obj = fn_node.child_by_field_name("argument")
             if name == "sync":
                 self.add("barriers")
                 return UNKNOWN
@@ -866,6 +954,10 @@ class KernelCounter:
         if bare in mf.STORES and len(args) >= 2:
             self.expr(args[1])
             self.store_through_pointer(args[0])
+            return UNKNOWN
+        if bare in ASYNC_COPIES:
+            return self.async_copy(name, args)
+        if bare in WMMA_CALLS and self.wmma(bare, args):
             return UNKNOWN
         arg_types = [self.expr(a) for a in args]
         first = arg_types[0] if arg_types else UNKNOWN
@@ -929,10 +1021,163 @@ class KernelCounter:
                 return DOUBLE
             return first if bare.startswith("__shfl") else UNKNOWN
         if self.ctx is not None:
+            functor = self.functor_operator(fn_node) if obj is None else None
+            if functor is not None:  # `f(x)` with `F f` a class: its operator()
+                return self.inline(functor, args, arg_types, fn_node, None)
             callee = self.ctx.callable(bare, len(args))
             if callee is not None and not callee.is_kernel:
-                return self.inline(callee, args, arg_types)
+                return self.inline(callee, args, arg_types, obj, fn_node)
         return widest if widest.is_float else UNKNOWN
+
+    def async_copy(self, name: str, args: list[tree_sitter.Node]) -> CType:
+        """`cuda::memcpy_async`, `cooperative_groups::memcpy_async`,
+        `__pipeline_memcpy_async`: the source's bytes are loaded and the destination's stored,
+        like a plain copy. A thread-scope copy (destination pointer first) moves its size;
+        a group's copy (group first) is shared by the threads of the block."""
+        types = [self.expr(a) for a in args]
+        if len(args) < 3:
+            return UNKNOWN
+        share: sympy.Expr = sympy.Integer(1)
+        element: CType | None = None  # sizes are in bytes but for the element-count form
+        if types[0].pointer or name.endswith("__pipeline_memcpy_async"):
+            dst, src, size = args[0], args[1], args[2]
+        else:
+            share = sympy.Mul(*(symbol(f"blockDim_{a}") for a in "xyz"))
+            if len(args) >= 5 and not types[2].pointer:  # (group, dst, n, src, n): elements
+                dst, src, size = args[1], args[3], args[4]
+                element = types[3].deref()
+            else:
+                dst, src, size = args[1], args[2], args[3] if len(args) > 3 else None
+        while size is not None and size.type == "call_expression":  # aligned_size_t<16>(n)
+            inner = size.child_by_field_name("arguments")
+            size = inner.named_children[0] if inner is not None and inner.named_children else None
+        nbytes = self.value(size) if size is not None else None
+        if nbytes is not None and element is not None:
+            nbytes = nbytes * element.element_bytes
+        if nbytes is None:
+            nbytes = sympy.Integer(self.types.parse("float").element_bytes)
+            self.fv.notes.append(f"{name}: size not known, one 4-byte element counted")
+        self.address_access(src, nbytes / share, read=True, write=False)
+        self.address_access(dst, nbytes / share, read=False, write=True)
+        return UNKNOWN
+
+    def address_access(
+        self, ptr: tree_sitter.Node | None, nbytes: sympy.Expr, read: bool, write: bool
+    ) -> None:
+        """`nbytes` read or written at the address `ptr` (`tile`, `g + k`, `&a[i]`) by a copy
+        or matrix operation, in the memory its root pointer lives in."""
+        root = ptr
+        while root is not None:
+            if root.type in ("parenthesized_expression", "cast_expression") and root.named_children:
+                root = root.child_by_field_name("value") or root.named_children[-1]
+            elif root.type == "binary_expression" and operator(root) in ("+", "-"):
+                root = root.child_by_field_name("left")
+            elif root.type == "pointer_expression" and operator(root) == "&":
+                root = root.child_by_field_name("argument")
+            elif root.type == "subscript_expression":
+                root, _ = self.base_of(root)
+            else:
+                break
+        if ptr is None or root is None:
+            return
+        _, space, alias, names = self.resolve_base(root)
+        if space not in ("global", "shared"):
+            return
+        names = names | self.identifiers([ptr])
+        key = (space, alias, "@" + " ".join(node_text(ptr).split()), self.hoisted_key(names))
+        self.arrays.add(alias)
+        self.record_access(key, nbytes, read, write, names)  # type: ignore[arg-type]
+
+    def wmma(self, bare: str, args: list[tree_sitter.Node]) -> bool:
+        """Warp matrix operations on `wmma::fragment`s, each thread's share of the warp's:
+        `mma_sync` 2*M*N*K tensor-core FLOPs (`flops_tensor`, a class of its own),
+        `load_matrix_sync` / `store_matrix_sync` the fragment's matrix bytes. False when the
+        fragment's type is not known (then it is an ordinary call)."""
+        frag_arg = args[1] if bare == "store_matrix_sync" or bare.endswith("mma_sync") else None
+        frag_arg = args[0] if bare == "load_matrix_sync" and args else frag_arg
+        if frag_arg is None or len(args) < 2:
+            return False
+        base, _ = self.base_of(frag_arg)
+        var = self.lookup(node_text(base)) if base.type == "identifier" else None
+        shape = fragment(var.type.name) if var is not None else None
+        if shape is None:
+            return False
+        for a in args:
+            if a is not frag_arg:
+                self.expr(a)
+        m, n, k = (self.shape_value(t) for t in (shape.m, shape.n, shape.k))
+        if bare.endswith("mma_sync"):
+            self.add("flops_tensor", 2 * m * n * k / WARP)
+            return True
+        rows, cols = (self.shape_value(t) for t in shape.rows_cols)
+        element = shape.element_bytes
+        pointer = args[1] if bare == "load_matrix_sync" else args[0]
+        if element is None:  # accumulator of an unnamed type: the pointer's element
+            element = self.expr_type_only(pointer).deref().element_bytes
+        nbytes = rows * cols * sympy.nsimplify(element) / WARP
+        self.address_access(
+            pointer, nbytes, read=bare == "load_matrix_sync", write=bare == "store_matrix_sync"
+        )
+        return True
+
+    def shape_value(self, text: str) -> sympy.Expr:
+        """A fragment dimension: a number, or a macro / constant's value, else a symbol."""
+        text = text.strip()
+        if text.isdigit():
+            return sympy.Integer(int(text))
+        var = self.global_var(text)
+        if var is not None and var.value is not None:
+            return var.value
+        return symbol(text) if text.isidentifier() else sympy.Integer(16)
+
+    def _e_gnu_asm_expression(self, node: tree_sitter.Node) -> CType:
+        """Inline PTX: operands are evaluated; each `cp.async` loads its size from global
+        memory (the source operand's pointer) and stores it to shared memory."""
+        operands: list[tree_sitter.Node] = []
+        for part in node.named_children:
+            if part.type in ("gnu_asm_output_operand_list", "gnu_asm_input_operand_list"):
+                for operand in part.named_children:
+                    value = operand.child_by_field_name("value") or (
+                        operand.named_children[-1] if operand.named_children else None
+                    )
+                    if value is not None:
+                        operands.append(value)
+        for value in operands:
+            self.expr(value)
+        code = node.child_by_field_name("assembly_code")
+        text = node_text(code) if code is not None else ""
+        for copy in cp_async(text):
+            size = (
+                sympy.Integer(copy.size)
+                if copy.size is not None
+                else self.value(operands[copy.size_operand])
+                if copy.size_operand is not None and copy.size_operand < len(operands)
+                else None
+            )
+            if size is None:
+                size = sympy.Integer(16)
+                self.fv.notes.append("cp.async: size operand not known, 16 bytes counted")
+            if copy.src_operand < len(operands):
+                self.address_access(operands[copy.src_operand], size, read=True, write=False)
+            line = node.start_point[0] + 1
+            self.record_access(
+                ("shared", f"cp.async@{line}", "0", self.key), size, False, True, set()
+            )
+        return UNKNOWN
+
+    def functor_operator(self, fn_node: tree_sitter.Node | None):
+        """The `operator()` a call `f(...)` reaches when `f` is a variable of class type."""
+        if fn_node is None or fn_node.type != "identifier" or self.ctx is None:
+            return None
+        var = self.lookup(node_text(fn_node))
+        if var is None or var.type.pointer or not var.type.name:
+            return None
+        name = var.type.name.split("<")[0].strip()
+        for candidate in self.ctx.functions.get("operator()", []):
+            owner = method_class(candidate)
+            if owner is not None and owner[0] == name:
+                return candidate
+        return None
 
     def load_through_pointer(self, arg: tree_sitter.Node) -> CType:
         if arg.type == "pointer_expression" and operator(arg) == "&":
@@ -973,8 +1218,16 @@ class KernelCounter:
             )
         return element
 
-    def inline(self, callee, args: list[tree_sitter.Node], arg_types: list[CType]) -> CType:
-        """Add a device function's counts at the call site, binding its parameters."""
+    def inline(
+        self,
+        callee,
+        args: list[tree_sitter.Node],
+        arg_types: list[CType],
+        obj: tree_sitter.Node | None = None,
+        fn_node: tree_sitter.Node | None = None,
+    ) -> CType:
+        """Add a device function's counts at the call site, binding its parameters (and, for
+        a method, the object's data members: see `bind_members`)."""
         from roofcast.analyzer.cuda import parameters
 
         return_type_node = callee.node.child_by_field_name("type")
@@ -1046,15 +1299,107 @@ class KernelCounter:
                     deps=deps,
                     loaded=self._is_loaded(arg) if arg is not None else False,
                 )
+        members = self.bind_members(callee, obj, fn_node)
         saved_scopes = self.scopes
-        self.scopes = [*self.scopes[:1], scope]
+        self.scopes = [*self.scopes[:1], {**members, **scope}]
+        self.member_stack.append(members)
         try:
             self.stmt(body)
         finally:
+            self.member_stack.pop()
             self.scopes = saved_scopes
             self.inline_depth -= 1
             self.inline_stack.pop()
         return return_type
+
+    def bind_members(
+        self, callee, obj: tree_sitter.Node | None, fn_node: tree_sitter.Node | None
+    ) -> dict[str, Var]:
+        """A method's view of its object: data members of an object in global or shared
+        memory (`pts[i].norm()`, `p->norm()`) are accesses to that element's members; members
+        of a local or by-value object are registers; pointer members point to global data.
+        A method called without an object (from another method) sees the caller's object."""
+        owner = method_class(callee)
+        if owner is None:
+            return {}
+        if obj is None:
+            return self.member_stack[-1] if self.member_stack else {}
+        op_node = fn_node.child_by_field_name("operator") if fn_node is not None else None
+        arrow = op_node is not None and node_text(op_node) == "->"
+        obj_type, place = self.object_place(obj, arrow)
+        class_name, params = owner
+        type_name = obj_type.name or class_name
+        if "<" not in type_name and class_name in self.types.template_types:
+            type_name = self.types.template_types[class_name]
+        name = type_name.split("<")[0].strip()
+        args = split_args(type_name.split("<", 1)[1].rsplit(">", 1)[0]) if "<" in type_name else []
+        bound = self.types.template_types
+        mapping = {p: bound.get(a, a) for p, a in zip(params, args, strict=False)}
+        text = " ".join(node_text(obj).split())
+        members: dict[str, Var] = {}
+        fields = self.types.structs.get(name, self.types.structs.get(class_name, []))
+        for type_text, field, size in fields:
+            for param, arg in mapping.items():
+                type_text = re.sub(rf"\b{re.escape(param)}\b", arg, type_text)
+            t = self.types.parse(type_text)
+            if size:  # an array member: elements of the object itself
+                alias = f"{place[1]}[{place[2]}].{field}" if place else f"{text}.{field}"
+                members[field] = Var(
+                    t.address_of(),
+                    space=place[0] if place else "local",
+                    alias=alias,
+                    deps=place[3] if place else frozenset(),
+                )
+            elif t.pointer:  # a device pointer the object holds
+                members[field] = Var(t, space="global", alias=f"{text}.{field}")
+            elif place is not None:
+                members[field] = Var(t, member_of=place)
+            else:  # a register, symbolic like a kernel's scalar parameter
+                members[field] = Var(t, value=symbol(field) if t.is_int else None)
+        struct_type = self.types.parse(name) if name in self.types.structs else obj_type
+        members["this"] = Var(
+            struct_type.address_of(), space=place[0] if place else "local", member_of=place
+        )
+        return members
+
+    def object_place(
+        self, obj: tree_sitter.Node, arrow: bool
+    ) -> tuple[CType, tuple[str, str, str, frozenset[str]] | None]:
+        """The type of the object a method is called on and, when it lives in global or
+        shared memory, where: (space, alias, index text, index names), as `memory_access`
+        keys its elements."""
+        while obj.type == "parenthesized_expression" and obj.named_children:
+            obj = obj.named_children[0]
+        if obj.type == "pointer_expression" and operator(obj) == "*":
+            inner = obj.child_by_field_name("argument")
+            if inner is None:
+                return UNKNOWN, None
+            obj, arrow = inner, True
+        if obj.type == "subscript_expression":
+            base, indices = self.base_of(obj)
+            for index in indices:
+                self.expr(index)
+            base_type, space, alias, names = self.resolve_base(base)
+            element = base_type
+            for _ in indices:
+                element = element.deref() if element.pointer else element
+            if arrow:
+                element = element.deref()
+            if space not in ("global", "shared") or arrow:
+                return element, None
+            index_text = ",".join(" ".join(node_text(i).split()) for i in indices)
+            return element, (space, alias, index_text, frozenset(names | self.identifiers(indices)))
+        if obj.type != "identifier":
+            return self.expr_type_only(obj), None
+        var = self.lookup(node_text(obj)) or self.global_var(node_text(obj))
+        if var is None:
+            return UNKNOWN, None
+        if not arrow:
+            return var.type, None
+        if not var.type.pointer or var.space not in ("global", "shared"):
+            return var.type.deref(), None
+        _, space, alias, names = self.resolve_base(obj)
+        return var.type.deref(), (space, alias, "0", frozenset(names))
 
     # ---------------------------------------------------------------- statements
     def stmt(self, node: tree_sitter.Node | None) -> None:
@@ -1278,10 +1623,40 @@ class KernelCounter:
                     and (var.type.pointer or var.space == "shared")
                 ):
                     return var.space
+            if n.type == "pointer_expression" and operator(n) == "&":
+                target = n.child_by_field_name("argument")
+                var = self.lookup(node_text(target)) if target is not None else None
+                if var is not None and target.type == "identifier" and not var.type.pointer:
+                    # `&local`: the address of a variable of this thread
+                    return var.space if var.space in ("global", "shared") else "local"
             if n.type in ("call_expression",):
+                name = callee_name(n)
+                if name in _CASTS:  # reinterpret_cast<float*>(tile): the argument decides
+                    stack.extend(n.named_children)
+                elif self.call_returns_shared(n, name):
+                    return "shared"
                 continue
             stack.extend(n.named_children)
         return "global"
+
+    def call_returns_shared(self, call: tree_sitter.Node, name: str) -> bool:
+        """`SharedMemory<T>()` / `smem()`: a helper handing out `extern __shared__` storage."""
+        if not name or self.ctx is None:
+            return False
+        args = call.child_by_field_name("arguments")
+        callee = self.ctx.callable(name, len(args.named_children) if args is not None else 0)
+        if callee is not None and function_returns_shared(callee.node):
+            return True
+        classes = getattr(self, "_shared_classes", None)
+        if classes is None:
+            own = self.ir.ast[2] if isinstance(self.ir.ast, tuple) else self.ir.ast
+            roots = [h.tree.root_node for h in self.ctx.headers.values()]
+            while own is not None and own.parent is not None:
+                own = own.parent
+            classes = self._shared_classes = classes_returning_shared(
+                [own, *roots] if own is not None else roots, self.grammar
+            )
+        return name in classes
 
     def _s_if_statement(self, node: tree_sitter.Node) -> None:
         """`if ... else if ... else if ...` nests in its `else`s: walked as a list (N1)."""
@@ -1558,6 +1933,24 @@ class KernelCounter:
                 ">>=": ("div", 2**amount),
             }.get(op)
         return None
+
+
+def method_class(callee) -> tuple[str, list[str]] | None:
+    """(class name, its template parameters) of a method definition: defined in the class
+    body, or out of line as `Class<T>::method`; None for a free function."""
+    node = callee.node.parent
+    if node is not None and node.type == "template_declaration":
+        node = node.parent
+    if node is not None and node.type == "field_declaration_list":
+        owner = node.parent
+        name = owner.child_by_field_name("name") if owner is not None else None
+        if name is None:
+            return None
+        return node_text(name).split("<")[0].strip(), template_params(owner)
+    if "::" in callee.name:
+        owner_text = callee.name.rsplit("::", 1)[0].split("::")[-1]
+        return owner_text.split("<")[0].strip(), list(callee.template_params)
+    return None
 
 
 def _unparenthesized(node: tree_sitter.Node) -> tree_sitter.Node:

@@ -14,6 +14,7 @@ from roofcast.analyzer.openmp import pragma_words
 from roofcast.analyzer.parsing import NodeCache, captures, language, node_text
 from roofcast.features.counter import KernelCounter, Var, unwrap_declarator
 from roofcast.features.cvalue import parse_value
+from roofcast.features.ompwork import region_shape, region_work
 from roofcast.features.symbolic import symbol
 from roofcast.features.vector import TALLY_FIELDS, FeatureVector
 
@@ -222,7 +223,13 @@ def _count_openmp(counter: KernelCounter, ir: KernelIR) -> None:
     loops = _workshare_loops(statement, counter)
     if not loops:
         counter.stmt(statement)
-        counter.fv.work_items = sympy.Integer(1)
+        inner = [
+            node_text(p)
+            for p in captures(_query(counter.grammar, "(preproc_call) @p"), statement).get("p", [])
+        ]
+        shape = region_shape(ir.pragma, inner)
+        counter.fv.work_items, note = region_work(shape, counter.grammar, counter.value)
+        counter.fv.notes.append(note)
         return
     total = sympy.Integer(0)
     for loop, collapse in loops:

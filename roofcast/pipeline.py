@@ -67,6 +67,7 @@ class KernelResult:
             "undefined_macros": list(self.ir.undefined_macros),
             # approximate counts (docs/counting.md N2-N4, B1), then clamped ones
             "warnings": [*self.features.warnings, *r.warnings()],
+            "notes": list(self.features.notes),
         }
         if self.extra_verdicts:
             out["verdicts"] = {k: v.to_json() for k, v in self.extra_verdicts.items()}

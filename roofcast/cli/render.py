@@ -63,6 +63,9 @@ def render_table(report: AnalysisReport, console: Console) -> None:
             (k.verdict.reason if k.verdict else "").split("; symbolic")[0],
         )
     console.print(table)
+    for k in report.kernels:
+        for note in k.features.notes:
+            console.print(f"note: {k.ir.name}:{k.ir.line}: {note}", markup=False)
 
 
 def render_json(report: AnalysisReport) -> str:
