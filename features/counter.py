@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, partial
 
@@ -50,6 +51,20 @@ from roofcast.features.vector import FeatureVector
 _CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast", "dynamic_cast"})
 
 MAX_INLINE_DEPTH = 8
+MAX_MACRO_DEPTH = 16  # macros defined by macros, followed this deep
+#: Rule N2 (docs/counting.md): statements nested deeper than this are counted flat (loops
+#: inside once). The walk recurses per nesting level; the limits keep it far from Python's.
+MAX_STATEMENT_NESTING = 64
+#: Rule N3: expressions nested deeper than this are not counted.
+MAX_EXPRESSION_NESTING = 64
+#: Rule N4: an integer value (trip counts, bound parameters) nested deeper than this, or
+#: larger than MAX_VALUE_SIZE sympy nodes, is unknown: sympy recurses over its expressions.
+MAX_VALUE_DEPTH = 32
+MAX_VALUE_SIZE = 2048
+#: Rule B1: statements and expressions one kernel's walk may visit, inlined bodies included;
+#: beyond it the walk stops and the counts so far are kept (a count, not a clock, so that
+#: every run gives the same report).
+WORK_BUDGET = 300_000
 #: thread axes; OpenMP work-shared loop variables are given these as dependencies
 _X_AXIS = frozenset({"threadIdx.x", "blockIdx.x"})
 _SLOW_AXES = frozenset({"threadIdx.y", "threadIdx.z", "blockIdx.y", "blockIdx.z"})
@@ -117,6 +132,10 @@ def _tally() -> _Tally:
     return defaultdict(float)
 
 
+class WorkBudgetExceeded(Exception):
+    """Raised by the walk when a kernel has used its WORK_BUDGET (rule B1)."""
+
+
 # node type -> handler function (or None), shared by all counters: one dict lookup per node
 # instead of getattr, and no bound methods tying a counter into a reference cycle (counters
 # would then wait for the cyclic garbage collector to be freed)
@@ -157,6 +176,40 @@ class KernelCounter:
         self.nest_products: dict[tuple[int, ...], sympy.Expr] = {}
         #: data members of the objects whose methods are being inlined, innermost last
         self.member_stack: list[dict[str, Var]] = []
+        self.stmt_depth = 0  # statements being walked, nested (rule N2)
+        self.expr_depth = 0  # expressions being walked, nested (rule N3)
+        self.macro_depth = 0  # macro values being evaluated, nested
+        self.work = 0  # statements and expressions visited (rule B1)
+        self.budget = WORK_BUDGET
+        self.warned: set[str] = set()  # the rules already named in fv.warnings
+
+    # ---------------------------------------------------------------- limits
+    def spend(self, amount: int = 1) -> None:
+        """Charge visited nodes to the kernel's work budget (rule B1)."""
+        self.work += amount
+        if self.work > self.budget:
+            raise WorkBudgetExceeded
+
+    @contextmanager
+    def within_budget(self) -> Iterator[None]:
+        """Stop the walk, keeping its counts, when the work budget runs out (rule B1)."""
+        try:
+            yield
+        except WorkBudgetExceeded:
+            self.fv.warnings.append(
+                f"too complex (more than {self.budget} statements and expressions to walk):"
+                " approximated, counts cover the part walked"
+            )
+
+    def approximated(self, rule: str, limit: int, where: tree_sitter.Node | str, how: str) -> None:
+        """Say once per kernel and rule where (a node, or words) a nesting limit made the
+        counts approximate."""
+        if rule in self.warned:
+            return
+        self.warned.add(rule)
+        if not isinstance(where, str):
+            where = f"at line {where.start_point[0] + 1 + self.line_offset}"
+        self.fv.warnings.append(f"nesting deeper than {limit} {where}: approximated ({how})")
 
     # ---------------------------------------------------------------- tallies
     @property
@@ -240,14 +293,21 @@ class KernelCounter:
             return Var(t, space=space)
         return None
 
-    def macro_value(self, name: str, depth: int = 0) -> sympy.Expr | None:
+    def macro_value(self, name: str) -> sympy.Expr | None:
         if name in self.macro_values:
             return self.macro_values[name]
         self.macro_values[name] = None
         text = (
             self.ctx.macros.get(name) if name in self.ctx.macros else self.ctx.constants.get(name)
         )
-        if not text or depth > 10:
+        # A macro defined by another macro recurses through `value`: a chain of them is
+        # followed MAX_MACRO_DEPTH deep, no further (the rest is unknown).
+        if not text:
+            return None
+        if self.macro_depth >= MAX_MACRO_DEPTH:
+            self.approximated(
+                "N4 macros", MAX_MACRO_DEPTH, f"in macro {name}", "an integer value left unknown"
+            )
             return None
         tree = parse(f"int __roofcast_macro = ({text});", "cpp")
         decl = tree.root_node.named_children[0] if tree.root_node.named_children else None
@@ -255,16 +315,37 @@ class KernelCounter:
         if decl is not None:
             for d in decl.children_by_field_name("declarator"):
                 init = d.child_by_field_name("value")
-        value = self.value(init) if init is not None else None
+        self.macro_depth += 1
+        try:
+            value = self.value(init) if init is not None else None
+        finally:
+            self.macro_depth -= 1
         self.macro_values[name] = value
         return value
 
     # ---------------------------------------------------------------- values
     def value(self, node: tree_sitter.Node | None) -> sympy.Expr | None:
-        """The integer value of an expression as sympy, or None when unknown or data-dependent."""
+        """The integer value of an expression as sympy, or None when unknown or data-dependent.
+
+        Iterative (deep input must not exhaust Python's stack): a chain of `+`/`-`, or of
+        `*`, becomes one sympy Add or Mul; nesting deeper than MAX_VALUE_DEPTH, or a result
+        sympy could only walk by deep recursion, is unknown (rule N4)."""
         if node is None:
             return None
+        result = self._value_leaf(node)
+        if result is not _COMPOUND:
+            return result
+        result = self._value_tree(node)
+        if result is not None and result.args and not _small_expression(result):
+            self.approximated("N4", MAX_VALUE_DEPTH, node, "an integer value left unknown")
+            return None
+        return result
+
+    def _value_leaf(self, node: tree_sitter.Node) -> sympy.Expr | None | object:
+        """The value of a node without operands, or _COMPOUND for one with them."""
         t = node.type
+        if t in _VALUE_OPERATIONS:
+            return _COMPOUND
         if t == "number_literal":
             return _number(node_text(node))
         if t == "identifier":
@@ -283,52 +364,6 @@ class KernelCounter:
             if base is not None and member is not None and node_text(base) in BUILTIN_VECTORS:
                 return builtin(node_text(base), node_text(member))
             return None
-        if t in ("parenthesized_expression",):
-            inner = node.named_children
-            return self.value(inner[0]) if inner else None
-        if t == "cast_expression":
-            return self.value(node.child_by_field_name("value"))
-        if t == "binary_expression":
-            a = self.value(node.child_by_field_name("left"))
-            b = self.value(node.child_by_field_name("right"))
-            if a is None or b is None:
-                return None
-            op = operator(node)
-            try:
-                if op == "+":
-                    return a + b
-                if op == "-":
-                    return a - b
-                if op == "*":
-                    return a * b
-                if op == "/":
-                    return a / b if b != 0 else None
-                if op == "<<":
-                    return a * 2**b
-                if op == ">>":
-                    return a / 2**b
-                if op == "%":
-                    return a % b if a.is_number and b.is_number and b != 0 else None
-            except (TypeError, ValueError, ZeroDivisionError):
-                return None
-            return None
-        if t == "unary_expression":
-            op = operator(node)
-            a = self.value(node.child_by_field_name("argument"))
-            if a is None:
-                return None
-            return -a if op == "-" else (a if op == "+" else None)
-        if t == "call_expression":
-            fn = node_text(node.child_by_field_name("function")).split("::")[-1]
-            args = node.child_by_field_name("arguments")
-            vals = [self.value(a) for a in args.named_children] if args else []
-            if (
-                fn in ("min", "max", "umin", "umax", "fmin", "fmax")
-                and len(vals) == 2
-                and None not in vals
-            ):
-                return sympy.Min(*vals) if "min" in fn else sympy.Max(*vals)
-            return None
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
             if inner is not None:
@@ -339,9 +374,45 @@ class KernelCounter:
                 )
                 return sympy.Integer(8 if tt.pointer else tt.element_bytes)
             return None
-        if t == "conditional_expression":
-            return None
-        return None
+        return None  # conditional expressions and anything else: unknown
+
+    def _value_tree(self, root: tree_sitter.Node) -> sympy.Expr | None:
+        """`value` of an expression with operators, by an explicit stack: ("eval", node,
+        depth) tasks push their operands' values on `done`, ("apply", how, n) tasks combine
+        the last n of them."""
+        tasks: list[tuple] = [("eval", root, 0)]
+        done: list[sympy.Expr | None] = []
+        while tasks:
+            task = tasks.pop()
+            if task[0] == "apply":
+                _, how, count = task
+                operands = done[len(done) - count :]
+                del done[len(done) - count :]
+                done.append(None if None in operands else _apply_value(how, operands))
+                continue
+            _, node, depth = task
+            while node is not None and node.type in ("parenthesized_expression", "cast_expression"):
+                if node.type == "cast_expression":
+                    node = node.child_by_field_name("value")
+                else:
+                    node = node.named_children[0] if node.named_children else None
+            if node is None:
+                done.append(None)
+                continue
+            leaf = self._value_leaf(node)
+            if leaf is not _COMPOUND:
+                done.append(leaf)
+                continue
+            if depth >= MAX_VALUE_DEPTH:
+                self.approximated("N4", MAX_VALUE_DEPTH, node, "an integer value left unknown")
+                return None
+            how, operands = _value_operands(node)
+            if how is None:
+                done.append(None)
+                continue
+            tasks.append(("apply", how, len(operands)))
+            tasks.extend(("eval", operand, depth + 1) for operand in reversed(operands))
+        return done[-1] if done else None
 
     def expr_type_only(self, node: tree_sitter.Node) -> CType:
         while node.type == "parenthesized_expression" and node.named_children:
@@ -538,20 +609,33 @@ class KernelCounter:
 
     # ---------------------------------------------------------------- expressions
     def expr(self, node: tree_sitter.Node | None) -> CType:
-        """Count one expression (reads only) and return its type."""
+        """Count one expression (reads only) and return its type.
+
+        Handlers call back here for operands: the walk recurses once per nesting level, so an
+        expression nested deeper than MAX_EXPRESSION_NESTING is not counted (rule N3).
+        No try/finally restores the depth: an exception ends the kernel's walk."""
         if node is None:
+            return UNKNOWN
+        self.work += 1
+        if self.work > self.budget:
+            raise WorkBudgetExceeded
+        if self.expr_depth >= MAX_EXPRESSION_NESTING:
+            self.approximated("N3", MAX_EXPRESSION_NESTING, node, "the deeper part not counted")
             return UNKNOWN
         t = node.type
         handler = _EXPR_HANDLERS.get(t, _MISSING)
         if handler is _MISSING:
             handler = _EXPR_HANDLERS[t] = getattr(KernelCounter, "_e_" + t, None)
+        self.expr_depth += 1
         if handler is not None:
-            return handler(self, node)
-        if t == "ERROR":
-            self.fv.unparsed_regions += 1
-        result = UNKNOWN
-        for child in node.named_children:
-            result = self.expr(child)
+            result = handler(self, node)
+        else:
+            if t == "ERROR":
+                self.fv.unparsed_regions += 1
+            result = UNKNOWN
+            for child in node.named_children:
+                result = self.expr(child)
+        self.expr_depth -= 1
         return result
 
     def _e_number_literal(self, node: tree_sitter.Node) -> CType:
@@ -600,14 +684,24 @@ class KernelCounter:
         return UNKNOWN
 
     def _e_parenthesized_expression(self, node: tree_sitter.Node) -> CType:
+        children = node.named_children
+        while len(children) == 1 and children[0].type == "parenthesized_expression":
+            self.spend()  # `((x))` is one level, not two (rule N1)
+            children = children[0].named_children
         result = UNKNOWN
-        for child in node.named_children:
+        for child in children:
             result = self.expr(child)
         return result
 
     def _e_comma_expression(self, node: tree_sitter.Node) -> CType:
-        self.expr(node.child_by_field_name("left"))
-        return self.expr(node.child_by_field_name("right"))
+        """`a, b, c` nests to the right: walked as a list (rule N1)."""
+        while True:
+            self.expr(node.child_by_field_name("left"))
+            right = node.child_by_field_name("right")
+            if right is None or right.type != "comma_expression":
+                return self.expr(right)
+            self.spend()
+            node = right
 
     def _e_sizeof_expression(self, node: tree_sitter.Node) -> CType:
         return LONG
@@ -618,11 +712,21 @@ class KernelCounter:
         return self.types.parse(node_text(type_node)) if type_node is not None else UNKNOWN
 
     def _e_conditional_expression(self, node: tree_sitter.Node) -> CType:
-        self.add("branches")
-        self.expr(node.child_by_field_name("condition"))
-        a = self.expr(node.child_by_field_name("consequence"))
-        b = self.expr(node.child_by_field_name("alternative"))
-        return promote(a, b)
+        """`a ? x : b ? y : z` nests to the right: walked as a list (rule N1)."""
+        arms: list[CType] = []
+        while True:
+            self.add("branches")
+            self.expr(node.child_by_field_name("condition"))
+            arms.append(self.expr(node.child_by_field_name("consequence")))
+            alternative = node.child_by_field_name("alternative")
+            if alternative is None or alternative.type != "conditional_expression":
+                break
+            self.spend()
+            node = alternative
+        result = self.expr(alternative)
+        for arm in reversed(arms):
+            result = promote(arm, result)
+        return result
 
     def _e_field_expression(self, node: tree_sitter.Node) -> CType:
         arg = node.child_by_field_name("argument")
@@ -713,9 +817,22 @@ class KernelCounter:
         return t
 
     def _e_binary_expression(self, node: tree_sitter.Node) -> CType:
-        op = operator(node)
-        a = self.expr(node.child_by_field_name("left"))
-        b = self.expr(node.child_by_field_name("right"))
+        """Binary operators associate to the left: `a + b + c + ...` nests down its left
+        operands, walked here as a list (rule N1), in the order of a recursive walk."""
+        spine = [node]
+        left = node.child_by_field_name("left")
+        while left is not None and left.type == "binary_expression":
+            spine.append(left)
+            left = left.child_by_field_name("left")
+        if len(spine) > 1:
+            self.spend(len(spine) - 1)
+        a = self.expr(left)
+        for inner in reversed(spine):
+            a = self.binary(operator(inner), a, self.expr(inner.child_by_field_name("right")))
+        return a
+
+    def binary(self, op: str, a: CType, b: CType) -> CType:
+        """Count one binary operation of operand types a and b; returns its type."""
         if op in ("&&", "||"):
             return BOOL
         if op in _COMPARE:
@@ -772,7 +889,9 @@ class KernelCounter:
             through = self.member_through_pointer(node, read=read, write=True)
             return through if through is not None else self.expr(node)
         if node.type == "parenthesized_expression" and node.named_children:
-            return self.lvalue(node.named_children[0], read)
+            inner = _unparenthesized(node)
+            if inner.type != "parenthesized_expression":
+                return self.lvalue(inner, read)
         if node.type == "identifier":
             var = self.lookup(node_text(node))
             if var is not None and var.member_of is not None:
@@ -1284,33 +1403,129 @@ class KernelCounter:
 
     # ---------------------------------------------------------------- statements
     def stmt(self, node: tree_sitter.Node | None) -> None:
+        """Count one statement. Like `expr`, the walk recurses once per nesting level: a
+        statement nested deeper than MAX_STATEMENT_NESTING is counted flat (rule N2)."""
         if node is None:
+            return
+        self.work += 1
+        if self.work > self.budget:
+            raise WorkBudgetExceeded
+        if self.stmt_depth >= MAX_STATEMENT_NESTING:
+            self.approximated(
+                "N2", MAX_STATEMENT_NESTING, node, "the deeper statements counted flat, loops once"
+            )
+            self.flat_statements(node)
             return
         t = node.type
         handler = _STMT_HANDLERS.get(t, _MISSING)
         if handler is _MISSING:
             handler = _STMT_HANDLERS[t] = getattr(KernelCounter, "_s_" + t, None)
+        self.stmt_depth += 1
         if handler is not None:
             handler(self, node)
-            return
-        if node.type == "ERROR":
+        elif node.type == "ERROR":
             self.fv.unparsed_regions += 1
             for child in node.named_children:
                 self.stmt(child)
-            return
-        if node.type.endswith("_statement") or node.type in ("declaration", "type_definition"):
+        elif node.type.endswith("_statement") or node.type in ("declaration", "type_definition"):
             for child in node.named_children:
                 self.stmt(child) if child.type.endswith("statement") else self.expr(child)
-            return
-        self.expr(node)
+        else:
+            self.expr(node)
+        self.stmt_depth -= 1
+
+    def flat_statements(self, node: tree_sitter.Node) -> None:
+        """Rule N2: a statement nested too deep to walk recursively, walked with a stack.
+        Its statements and expressions are counted in order, every arm as taken (as
+        everywhere), but its loops are not loop contexts (their bodies count once, in the
+        enclosing loop's context) and its blocks share one scope."""
+        self.scopes.append({})
+        rare_depth = self.rare_depth
+        pending: list[tree_sitter.Node | int] = [node]  # an int: a change of rare_depth
+        try:
+            while pending:
+                item = pending.pop()
+                if isinstance(item, int):
+                    self.rare_depth += item
+                    continue
+                if item is None:
+                    continue
+                if item is not node:
+                    self.spend()
+                self.flat_statement(item, pending)
+        finally:
+            self.rare_depth = rare_depth
+            self.scopes.pop()
+
+    def flat_statement(self, node: tree_sitter.Node, pending: list) -> None:
+        """Count one statement of `flat_statements`; the statements in it go on `pending`
+        (a stack: pushed last to first)."""
+        t = node.type
+        children = node.named_children
+        field = node.child_by_field_name
+        if t in ("compound_statement", "declaration_list", "else_clause", "ERROR"):
+            self.fv.unparsed_regions += t == "ERROR"
+            pending.extend(reversed(children))
+        elif t == "if_statement":
+            self.add("branches")
+            cond = field("condition")
+            for child in cond.named_children if cond is not None else ():
+                self._s_declaration(child) if child.type == "declaration" else self.expr(child)
+            rare = int(cond is not None and "==" in node_text(cond))
+            alternative = field("alternative")
+            if alternative is not None:
+                pending.append(alternative)
+            pending.append(-rare)
+            pending.append(field("consequence"))
+            self.rare_depth += rare
+        elif t == "for_statement":
+            init = field("initializer")
+            if init is not None:
+                self._s_declaration(init) if init.type == "declaration" else self.expr(init)
+            self.expr(field("condition"))
+            self.expr(field("update"))
+            pending.append(field("body"))
+        elif t in ("while_statement", "do_statement", "switch_statement"):
+            self.expr(field("condition"))
+            pending.append(field("body"))
+        elif t == "for_range_loop":
+            pending.append(field("body"))
+        elif t == "case_statement":
+            self.add("branches")
+            value = field("value")
+            pending.extend(c for c in reversed(children) if c != value)
+        elif t == "labeled_statement":
+            pending.extend(reversed(children[1:]))
+        elif t in ("preproc_if", "preproc_ifdef"):
+            arm = []
+            for child in children:
+                if child.type in ("preproc_else", "preproc_elif", "preproc_elifdef"):
+                    break
+                if child != field("condition") and child.type != "identifier":
+                    arm.append(child)
+            pending.extend(reversed(arm))
+        elif t in _FLAT_LEAVES:  # statements without statements in them
+            getattr(KernelCounter, "_s_" + t)(self, node)
+        elif t.endswith("_statement") or t == "type_definition":
+            pending.extend(reversed(children))  # what is no statement lands below: `expr`
+        else:
+            self.expr(node)
 
     def _s_compound_statement(self, node: tree_sitter.Node) -> None:
-        self.scopes.append({})
+        """`{ { ... } }`: a block whose only statement is a block is one level (rule N1)."""
+        depth = len(self.scopes)
         try:
-            for child in node.named_children:
+            while True:
+                self.scopes.append({})
+                children = node.named_children
+                if len(children) != 1 or children[0].type != "compound_statement":
+                    break
+                self.spend()
+                node = children[0]
+            for child in children:
                 self.stmt(child)
         finally:
-            self.scopes.pop()
+            del self.scopes[depth:]
 
     _s_declaration_list = _s_compound_statement
 
@@ -1444,23 +1659,31 @@ class KernelCounter:
         return name in classes
 
     def _s_if_statement(self, node: tree_sitter.Node) -> None:
-        self.add("branches")
-        cond = node.child_by_field_name("condition")
-        if cond is not None:
-            for child in cond.named_children:
-                self.expr(child) if child.type != "declaration" else self.stmt(child)
-        # An equality test (`i == 0`, `x == n-1`) selects few threads: what it guards is
-        # counted as taken (docs/counting.md) and also tallied apart, for the learned model.
-        rare = cond is not None and "==" in node_text(cond)
-        self.rare_depth += rare
-        try:
-            self.stmt(node.child_by_field_name("consequence"))
-        finally:
-            self.rare_depth -= rare
-        alt = node.child_by_field_name("alternative")
-        if alt is not None:
-            for child in alt.named_children:
-                self.stmt(child)
+        """`if ... else if ... else if ...` nests in its `else`s: walked as a list (N1)."""
+        while True:
+            self.add("branches")
+            cond = node.child_by_field_name("condition")
+            if cond is not None:
+                for child in cond.named_children:
+                    self.expr(child) if child.type != "declaration" else self.stmt(child)
+            # An equality test (`i == 0`, `x == n-1`) selects few threads: what it guards is
+            # counted as taken (docs/counting.md) and also tallied apart, for the learned model.
+            rare = cond is not None and "==" in node_text(cond)
+            self.rare_depth += rare
+            try:
+                self.stmt(node.child_by_field_name("consequence"))
+            finally:
+                self.rare_depth -= rare
+            alt = node.child_by_field_name("alternative")
+            if alt is None:
+                return
+            children = alt.named_children
+            if len(children) != 1 or children[0].type != "if_statement":
+                break
+            self.spend()  # the inner `if`
+            node = children[0]
+        for child in children:
+            self.stmt(child)
 
     def _s_preproc_include(self, node: tree_sitter.Node) -> None:
         """A header pasted into a body (`for (...) { #include "step.h" }`): count its code."""
@@ -1622,18 +1845,32 @@ class KernelCounter:
             if left is not None and left.type == "identifier":
                 return node_text(left), self.value(init.child_by_field_name("right"))
         if init.type == "comma_expression":
-            return self.loop_start(init.child_by_field_name("left"))
+            while init is not None and init.type == "comma_expression":
+                init = init.child_by_field_name("left")
+            return self.loop_start(init) if init is not None else (None, None)
         return None, None
 
     def loop_bound(self, cond: tree_sitter.Node, var: str) -> tuple[str, sympy.Expr] | None:
-        if cond.type == "parenthesized_expression" and cond.named_children:
-            return self.loop_bound(cond.named_children[0], var)
-        if cond.type != "binary_expression":
-            return None
+        """The first comparison of `var` in a condition's `&&` terms, left to right."""
+        pending: list[tree_sitter.Node | None] = [cond]
+        while pending:
+            term = pending.pop()
+            if term is not None:
+                term = _unparenthesized(term)
+            if term is None or term.type != "binary_expression":
+                continue
+            if operator(term) == "&&":
+                pending.append(term.child_by_field_name("right"))
+                pending.append(term.child_by_field_name("left"))
+                continue
+            found = self.comparison_bound(term, var)
+            if found is not None:
+                return found
+        return None
+
+    def comparison_bound(self, cond: tree_sitter.Node, var: str) -> tuple[str, sympy.Expr] | None:
         op = operator(cond)
         left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
-        if op == "&&":
-            return self.loop_bound(left, var) or self.loop_bound(right, var)
         if op not in ("<", "<=", ">", ">=", "!="):
             return None
         flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
@@ -1646,10 +1883,22 @@ class KernelCounter:
         return None
 
     def loop_step(self, update: tree_sitter.Node, var: str) -> tuple[str, sympy.Expr] | None:
-        if update.type == "comma_expression":
-            return self.loop_step(update.child_by_field_name("left"), var) or self.loop_step(
-                update.child_by_field_name("right"), var
-            )
+        """The step of `var` in the first of an update's comma terms that changes it."""
+        pending: list[tree_sitter.Node | None] = [update]
+        while pending:
+            term = pending.pop()
+            if term is None:
+                continue
+            if term.type == "comma_expression":
+                pending.append(term.child_by_field_name("right"))
+                pending.append(term.child_by_field_name("left"))
+                continue
+            found = self.update_step(term, var)
+            if found is not None:
+                return found
+        return None
+
+    def update_step(self, update: tree_sitter.Node, var: str) -> tuple[str, sympy.Expr] | None:
         if update.type == "update_expression":
             if not _is_var(update.child_by_field_name("argument"), var):
                 return None
@@ -1702,6 +1951,132 @@ def method_class(callee) -> tuple[str, list[str]] | None:
         owner_text = callee.name.rsplit("::", 1)[0].split("::")[-1]
         return owner_text.split("<")[0].strip(), list(callee.template_params)
     return None
+
+
+def _unparenthesized(node: tree_sitter.Node) -> tree_sitter.Node:
+    """`((x))` -> `x` (a parenthesized expression's first named child, as `base_of`)."""
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
+#: statement kinds whose handler walks no statement: `flat_statements` calls it
+_FLAT_LEAVES = frozenset(
+    {
+        "expression_statement",
+        "return_statement",
+        "declaration",
+        "comment",
+        "preproc_call",
+        "preproc_def",
+        "preproc_include",
+        "break_statement",
+        "continue_statement",
+        "goto_statement",
+    }
+)
+_COMPOUND = object()  # `_value_leaf`: the node has operands
+_VALUE_OPERATIONS = frozenset(
+    {
+        "parenthesized_expression",
+        "cast_expression",
+        "binary_expression",
+        "unary_expression",
+        "call_expression",
+    }
+)
+_MINMAX_CALLS = ("min", "max", "umin", "umax", "fmin", "fmax")
+_CHAINS = {"+": ("+", "-"), "-": ("+", "-"), "*": ("*",)}
+
+
+def _value_operands(node: tree_sitter.Node) -> tuple[tuple | None, list[tree_sitter.Node | None]]:
+    """How `value` combines an operation's operands, and the operands; (None, []) when the
+    operation has no integer value. A left-leaning chain `a + b - c + ...` (or `a * b * ...`)
+    is one operation of all its operands: one sympy Add, however long the chain."""
+    if node.type == "binary_expression":
+        op = operator(node)
+        chain = _CHAINS.get(op)
+        if chain is not None:
+            rights: list[tree_sitter.Node | None] = []
+            signs: list[bool] = []
+            left: tree_sitter.Node | None = node
+            while left is not None and left.type == "binary_expression" and operator(left) in chain:
+                rights.append(left.child_by_field_name("right"))
+                signs.append(operator(left) != "-")
+                left = left.child_by_field_name("left")
+            rights.reverse()
+            signs.reverse()
+            how = ("mul",) if op == "*" else ("add", (True, *signs))
+            return how, [left, *rights]
+        if op in ("/", "<<", ">>", "%"):
+            operands = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+            return ("binary", op), operands
+        return None, []
+    if node.type == "unary_expression":
+        op = operator(node)
+        if op not in ("+", "-"):
+            return None, []
+        return ("unary", op), [node.child_by_field_name("argument")]
+    if node.type == "call_expression":
+        function = node.child_by_field_name("function")
+        args = node.child_by_field_name("arguments")
+        fn = node_text(function).split("::")[-1] if function is not None else ""
+        if fn in _MINMAX_CALLS and args is not None and len(args.named_children) == 2:
+            return ("min" if "min" in fn else "max",), list(args.named_children)
+    return None, []
+
+
+def _apply_value(how: tuple, operands: list[sympy.Expr]) -> sympy.Expr | None:
+    kind = how[0]
+    try:
+        if kind == "add":
+            return sympy.Add(*(v if plus else -v for v, plus in zip(operands, how[1], strict=True)))
+        if kind == "mul":
+            return sympy.Mul(*operands)
+        if kind == "unary":
+            return -operands[0] if how[1] == "-" else operands[0]
+        if kind in ("min", "max"):
+            return sympy.Min(*operands) if kind == "min" else sympy.Max(*operands)
+        a, b = operands
+        op = how[1]
+        if op == "/":
+            return a / b if b != 0 else None
+        if op == "<<":
+            return a * 2**b
+        if op == ">>":
+            return a / 2**b
+        if op == "%":
+            return a % b if a.is_number and b.is_number and b != 0 else None
+    except (TypeError, ValueError, ZeroDivisionError):
+        return None
+    return None
+
+
+def _small_expression(expr: sympy.Basic) -> bool:
+    """At most MAX_VALUE_DEPTH deep and MAX_VALUE_SIZE nodes as a tree (a subexpression
+    shared n times counted n times: sympy's recursive walks visit it n times). Measured over
+    the shared graph, each node once, so that an exponentially large tree costs nothing."""
+    measured: dict[int, tuple[int, int]] = {}  # id -> (height, tree size)
+    stack: list[tuple[sympy.Basic, bool]] = [(expr, False)]
+    while stack:
+        node, ready = stack.pop()
+        key = id(node)
+        if not ready:
+            if key in measured:
+                continue
+            if not node.args:
+                measured[key] = (1, 1)
+                continue
+            stack.append((node, True))
+            stack.extend((arg, False) for arg in node.args)
+            continue
+        parts = [measured[id(arg)] for arg in node.args]
+        height = 1 + max(h for h, _ in parts)
+        size = 1 + sum(n for _, n in parts)
+        if height > MAX_VALUE_DEPTH or size > MAX_VALUE_SIZE:
+            return False
+        measured[key] = (height, size)
+    return True
 
 
 def unwrap_declarator(node: tree_sitter.Node | None) -> tuple[str, int, bool]:
@@ -1797,17 +2172,24 @@ def _ceiling_ratio(span: sympy.Expr, step: sympy.Expr) -> sympy.Expr:
 
 
 def _integer_polynomial(expr: sympy.Expr) -> bool:
-    if expr.is_Integer or (expr.is_Symbol and expr.is_integer):
-        return True
-    if expr.is_Add or expr.is_Mul:
-        return all(_integer_polynomial(arg) for arg in expr.args)
-    if expr.is_Pow:
-        base, exponent = expr.args
-        natural = (exponent.is_Integer and exponent >= 0) or (
-            exponent.is_Symbol and exponent.is_integer and exponent.is_nonnegative
-        )
-        return bool(natural) and _integer_polynomial(base)
-    return False
+    pending = [expr]  # a stack, not recursion: values are small (N4), but cheaply so
+    while pending:
+        expr = pending.pop()
+        if expr.is_Integer or (expr.is_Symbol and expr.is_integer):
+            continue
+        if expr.is_Add or expr.is_Mul:
+            pending.extend(expr.args)
+            continue
+        if expr.is_Pow:
+            base, exponent = expr.args
+            natural = (exponent.is_Integer and exponent >= 0) or (
+                exponent.is_Symbol and exponent.is_integer and exponent.is_nonnegative
+            )
+            if natural:
+                pending.append(base)
+                continue
+        return False
+    return True
 
 
 def integer_trip(op: str, start: int, end: int, kind: str, amount: int) -> int | None:
@@ -1846,9 +2228,13 @@ def integer_trip(op: str, start: int, end: int, kind: str, amount: int) -> int |
 def _number(text: str) -> sympy.Expr | None:
     t = text.strip().rstrip("uUlLfF").strip()
     t = t.replace("'", "")
-    if t.startswith(("-", "+")):
-        inner = _number(t[1:])
-        return None if inner is None else (-inner if t[0] == "-" else inner)
+    if t.startswith(("-", "+")):  # signs, however many: each strips like a number's text
+        negative = False
+        while t.startswith(("-", "+")):
+            negative ^= t[0] == "-"
+            t = t[1:].strip().rstrip("uUlLfF").strip()
+        inner = _number(t)
+        return None if inner is None else (-inner if negative else inner)
     try:
         if t.lower().startswith("0x"):
             return sympy.Integer(int(t, 16))

@@ -29,10 +29,11 @@ def count_features(ir: KernelIR, defines: Mapping[str, str] | None = None) -> Fe
         value = host_expression(text)
         if value is not None:
             counter.fv.host_bindings[name] = value
-    if ir.language == "cuda":
-        _count_cuda(counter, ir)
-    else:
-        _count_openmp(counter, ir)
+    with counter.within_budget():  # rule B1: a runaway walk stops, its counts kept
+        if ir.language == "cuda":
+            _count_cuda(counter, ir)
+        else:
+            _count_openmp(counter, ir)
     return _finish(counter)
 
 

@@ -98,6 +98,8 @@ class FeatureVector:
     unparsed_regions: int = 0
     symbols: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
+    #: why the counts are approximate (nesting or work limits, docs/counting.md N2-N4, B1)
+    warnings: list[str] = field(default_factory=list)
 
     def special_flops(self, precision: str) -> sympy.Expr:
         total = sympy.Integer(0)
