@@ -19,7 +19,15 @@ import tree_sitter
 from roofcast.analyzer.functionscan import ASSIGNED_PATTERNS, scan_function
 from roofcast.analyzer.index import template_params
 from roofcast.analyzer.model import KernelIR
-from roofcast.analyzer.parsing import NodeCache, captures, language, node_text, operator, parse
+from roofcast.analyzer.parsing import (
+    NodeCache,
+    captures,
+    language,
+    node_text,
+    operator,
+    parse,
+    token_text,
+)
 from roofcast.features import mathfuncs as mf
 from roofcast.features.asynccopy import ASYNC_COPIES, WARP, WMMA_CALLS, cp_async, fragment
 from roofcast.features.ctypes import (
@@ -159,6 +167,7 @@ class KernelCounter:
         self.scopes: list[dict[str, Var]] = [{}]
         self.frames: list[Frame] = []
         self.trips: dict[int, sympy.Expr] = {}
+        self.trip_columns: dict[int, list[int]] = {}  # line -> columns of its unknown loops
         self.tallies: dict[str, _Tally] = defaultdict(_tally)
         self.special: dict[tuple[str, str], _Tally] = defaultdict(_tally)
         self._key: tuple[int, ...] | None = ()  # the frames' ids; None: to be recomputed
@@ -521,7 +530,7 @@ class KernelCounter:
         if space in ("global", "shared"):
             names = self.identifiers(indices) | base_names
             key_ctx = self.hoisted_key(names)
-            index_text = ",".join(" ".join(node_text(i).split()) for i in indices) or "0"
+            index_text = ",".join(token_text(i) for i in indices) or "0"
             if member:
                 index_text += "." + member
             key = (space, alias, index_text, key_ctx)
@@ -1387,7 +1396,7 @@ class KernelCounter:
                 element = element.deref()
             if space not in ("global", "shared") or arrow:
                 return element, None
-            index_text = ",".join(" ".join(node_text(i).split()) for i in indices)
+            index_text = ",".join(token_text(i) for i in indices)
             return element, (space, alias, index_text, frozenset(names | self.identifiers(indices)))
         if obj.type != "identifier":
             return self.expr_type_only(obj), None
@@ -1752,8 +1761,15 @@ class KernelCounter:
         self._key = None
 
     def unknown_trip(self, node: tree_sitter.Node) -> sympy.Expr:
+        """`trip_L<line>`; a second loop starting on the same line gets `trip_L<line>_2`, and
+        so on in column order met, so two loops on one line are never bound together."""
         self.fv.unknown_trip_loops += 1
-        return unknown_trip_symbol(node.start_point[0] + 1 + self.line_offset)
+        line = node.start_point[0] + 1 + self.line_offset
+        columns = self.trip_columns.setdefault(line, [])
+        column = node.start_point[1]
+        if column not in columns:
+            columns.append(column)
+        return unknown_trip_symbol(line, columns.index(column) + 1)
 
     line_offset = 0
 
