@@ -117,15 +117,16 @@ MAX_COUNT = 1e18  # beyond any real kernel: a runaway symbolic product, clamped 
 
 
 def _clamp(value: float, key: str, clamped: dict[str, float] | None) -> float:
-    """`value` within +-MAX_COUNT (non-finite: MAX_COUNT, or 0 below), noting in `clamped`
-    the value of each count that had to be clamped."""
-    if math.isfinite(value) and abs(value) <= MAX_COUNT:
+    """`value` within [0, MAX_COUNT], noting in `clamped` the value of each count that had to
+    be clamped: no count is negative (a loop bound below its start, say `-D n=-5` for
+    `j < n`, runs the loop no times, as C does), and a runaway product stops at MAX_COUNT."""
+    if math.isfinite(value) and 0 <= value <= MAX_COUNT:
         return value
     if clamped is not None:
         clamped[key] = value
-    if not math.isfinite(value):
-        return MAX_COUNT if value > 0 else 0.0
-    return max(-MAX_COUNT, min(MAX_COUNT, value))
+    if math.isnan(value) or value < 0:
+        return 0.0
+    return MAX_COUNT
 
 
 def _number(expr: sympy.Expr, key: str = "", clamped: dict[str, float] | None = None) -> float:
@@ -196,10 +197,15 @@ class ResolvedCounts:
 
     def warnings(self) -> list[str]:
         """One line per count that had to be clamped, naming it and the value used."""
-        return [
-            f"{key} is {value:.3g}, beyond +-{MAX_COUNT:g}: {_clamp(value, key, None):g} used"
+        below = [f"{key} {value:.3g}" for key, value in sorted(self.clamped.items()) if value < 0]
+        lines = [
+            f"{key} is {value:.3g}, beyond {MAX_COUNT:g}: {MAX_COUNT:g} used"
             for key, value in sorted(self.clamped.items())
+            if not value < 0
         ]
+        if below:
+            lines.append(f"counts below 0 ({', '.join(below)}): 0 used, as a loop runs no times")
+        return lines
 
     def threads_json(self) -> float:
         return _clean(self.threads)
