@@ -53,10 +53,11 @@ class CallSites:
 
     def _offsets(self, i: int, needle: bytes) -> Iterable[int]:
         """Offsets of `needle` as a whole word in file i's source, in source order."""
+        mappable = needle.isascii()  # the map has ASCII names, as `_WORD_BYTES` has
         words = self.words[i]
-        if words is None and self.searches[i] >= SEARCHES_BEFORE_MAP and needle.isascii():
+        if words is None and mappable and self.searches[i] >= SEARCHES_BEFORE_MAP:
             words = self.words[i] = _word_offsets(self.indices[i].source)
-        if words is not None and needle.isascii():
+        if words is not None and mappable:
             return words.get(needle, ())
         self.searches[i] += 1
         source = self.indices[i].source
