@@ -24,9 +24,10 @@ _QUERY_TEXT = """
 (struct_specifier body: (field_declaration_list)) @struct
 (class_specifier body: (field_declaration_list)) @struct
 (preproc_include path: (string_literal) @include)
-(translation_unit (declaration) @global)
 (declaration_list (declaration) @global)
 """
+# File-level declarations (`(translation_unit (declaration) @global)`) are matched apart, once
+# per file, by `skeleton.index_captures`: see `skeleton.FILE_LEVEL_PATTERN` for why.
 #: CUDA launches `k<<<grid, block>>>(...)`, found in the same pass over the tree
 _LAUNCH_PATTERN = "(call_expression (kernel_call_syntax)) @launch"
 
@@ -35,6 +36,7 @@ CUDA_QUALIFIERS = frozenset({"__global__", "__device__", "__host__"})
 
 @cache
 def index_query(grammar: str) -> tree_sitter.Query:
+    """The index's patterns but file-level declarations, which `index_captures` adds."""
     text = _QUERY_TEXT + _LAUNCH_PATTERN if grammar == "cuda" else _QUERY_TEXT
     return tree_sitter.Query(language(grammar), text)
 
