@@ -313,3 +313,36 @@ def save(model: dict, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as handle:
         json.dump(model, handle, separators=(",", ":"))
+
+
+def report_lines(model: dict) -> list[str]:
+    """What `train` prints after the CV table: the bound, the reliability of the calibrated
+    confidence on held-out families (with its ECE), and the textbook agreement."""
+    bounds = model["bounds"]
+    lines = [
+        f"correction bound: -{bounds['lower']:g} / +{bounds['upper']:g} decades "
+        f"(settings: {model['settings']})"
+    ]
+    cv = model.get("cross_validation") or {}
+    if cv.get("reliability"):
+        lines.append(
+            "reliability on held-out families (confidence bin: n, mean confidence, "
+            "observed accuracy):"
+        )
+        for row in cv["reliability"]:
+            if row["n"]:
+                lines.append(
+                    f"  [{row['low']:.1f}, {row['high']:.1f}): {row['n']:4d}  "
+                    f"{row['confidence']:.3f}  {row['accuracy']:.3f}"
+                )
+        lines.append(f"expected calibration error (ECE): {cv['ece']:.3f}")
+    book = model.get("textbook")
+    if book:
+        parts = [
+            f"{label} {v['agree']}/{v['n']} ({100 * v['share']:.1f}%)"
+            for label, v in book.items()
+            if label != "misses"
+        ]
+        lines.append("textbook agreement: " + ", ".join(parts))
+        lines.extend(f"  miss: {m}" for m in book.get("misses", []))
+    return lines
