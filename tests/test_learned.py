@@ -167,7 +167,7 @@ def test_reasons_state_the_figure_the_verdict_used(gpu):
         assert f"balance {target.balance_points[cls]:.3g}" in verdict.reason
         assert "static" in verdict.reason
         checked += 1
-    assert checked >= 20
+    assert checked >= 15
 
 
 def test_a_kernel_that_computes_4096_fmas_per_float_is_compute_bound(tmp_path):

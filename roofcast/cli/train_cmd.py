@@ -59,7 +59,7 @@ def train(
     from roofcast.predictors.training import report_lines
 
     for line in report_lines(model):
-        console.print(line, highlight=False)
+        console.print(line, highlight=False, markup=False)
     console.print(
         f"trained on {len(data.labels)} rows ({len(data.skipped)} skipped); wrote {destination}"
     )
