@@ -60,6 +60,7 @@ class KernelResult:
             "reason": self.verdict.reason if self.verdict else "",
             "predictor": self.verdict.predictor if self.verdict else None,
             "confidence": self.verdict.confidence if self.verdict else None,
+            "verdict_intensity": self.verdict.intensity_json() if self.verdict else {},
             "symbols": sorted(r.unbound),
             "defaults_applied": r.defaults_json(),
             "threads": r.threads_json(),

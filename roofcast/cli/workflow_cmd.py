@@ -1,8 +1,9 @@
 """Developer-workflow verbs: `hook` (pre-commit), `baseline update`, `plot`, `matrix`.
 
 Heavy modules (the analyzer, matplotlib, rich tables) are imported inside the commands so the
-pre-commit hook starts quickly. Every verdict here comes from the analytic roofline predictor:
-the hook, the baseline it compares with, the plot and the matrix must all agree, offline.
+pre-commit hook starts quickly. Every verdict here comes from the default predictor, the same
+one `analyze` and `evaluate` use (the rule plus its bounded learned correction, offline): the
+hook, the baseline it compares with, the plot and the matrix all agree, and name it.
 """
 from __future__ import annotations
 
@@ -81,13 +82,13 @@ def preprocessing(undefine: Sequence[str] | None, include_dir: Sequence[Path] | 
 
 def analyze(paths: Sequence[Path], gpu: GPU, defines: dict[str, str],
             prep: dict | None = None) -> dict:
-    """analyze_paths with the analytic roofline predictor, as a report dict (JSON contract)."""
+    """analyze_paths with the default predictor, as a report dict (JSON contract)."""
     from roofcast.analyzer import SourceError
     from roofcast.pipeline import analyze_paths
-    from roofcast.predictors.roofline import RooflinePredictor
+    from roofcast.predictors import default_predictor
 
     try:
-        report = analyze_paths(list(paths), gpu, defines, predictor=RooflinePredictor(),
+        report = analyze_paths(list(paths), gpu, defines, predictor=default_predictor(),
                                **(prep or {}))
     except SourceError as exc:
         fail(str(exc))
