@@ -3,16 +3,23 @@
 Host bindings ask for the callers of a handful of functions per folder; querying every call
 expression of every file up front cost more than the rest of discovery in large host files.
 A byte search for the name, then a check of the parse node found there, finds the same calls.
+A file searched many times (one of thousands of kernels, each asking for its own callers) has
+its words mapped to their offsets once instead: a search per name over the whole file made
+the cost of such a file grow with the square of its size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Iterable, Iterator, Sequence
 
 import tree_sitter
 from roofcast.analyzer.index import FileIndex
 
 CallSite = tuple[tree_sitter.Node, str]  # (call_expression node, grammar)
+
+#: byte searches of one file before its words are mapped (mapping costs many searches)
+SEARCHES_BEFORE_MAP = 64
 
 
 class CallSites:
@@ -21,6 +28,8 @@ class CallSites:
     def __init__(self, indices: Sequence[FileIndex]) -> None:
         self.indices = list(indices)
         self.found: dict[str, list[CallSite]] = {}
+        self.searches = [0] * len(self.indices)  # per file: byte searches so far
+        self.words: list[dict[bytes, list[int]] | None] = [None] * len(self.indices)
 
     def get(self, name: str, default: list[CallSite] | None = None) -> list[CallSite]:
         if name not in self.found:
@@ -32,18 +41,45 @@ class CallSites:
             return []
         needle = name.encode()
         out: list[CallSite] = []
-        for index in self.indices:
-            source = index.source
-            if needle not in source:  # most files of a folder never mention the name
-                continue
+        for i, index in enumerate(self.indices):
             root = index.tree.root_node
             base = root.start_byte  # the source starts at the root's first token, not byte 0
-            for start in _whole_words(source, needle):
+            for start in self._offsets(i, needle):
                 node = root.descendant_for_byte_range(base + start, base + start + len(needle))
                 call = _call_of(node) if node is not None else None
                 if call is not None:
                     out.append((call, index.grammar))
         return out
+
+    def _offsets(self, i: int, needle: bytes) -> Iterable[int]:
+        """Offsets of `needle` as a whole word in file i's source, in source order."""
+        mappable = needle.isascii()  # the map has ASCII names, as `_WORD_BYTES` has
+        words = self.words[i]
+        if words is None and mappable and self.searches[i] >= SEARCHES_BEFORE_MAP:
+            words = self.words[i] = _word_offsets(self.indices[i].source)
+        if words is not None and mappable:
+            return words.get(needle, ())
+        self.searches[i] += 1
+        source = self.indices[i].source
+        if needle not in source:  # most files of a folder never mention the name
+            return ()
+        return _whole_words(source, needle)
+
+
+#: a whole word that can be a name: no word byte before it, all of them after it
+_NAME = re.compile(rb"(?<![A-Za-z0-9_$])[A-Za-z_$][A-Za-z0-9_$]*")
+
+
+def _word_offsets(source: bytes) -> dict[bytes, list[int]]:
+    """Each name in `source` -> its offsets: what `_whole_words` finds for an ASCII name."""
+    words: dict[bytes, list[int]] = {}
+    for match in _NAME.finditer(source):
+        word = match.group()
+        if word in words:
+            words[word].append(match.start())
+        else:
+            words[word] = [match.start()]
+    return words
 
 
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$")

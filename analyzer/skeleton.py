@@ -9,6 +9,9 @@ index query's byte ranges, and searched instead for `#` (macros, pragmas, includ
 whole, so its members are indexed as anywhere else. Over HeCBench this halves the index's
 query time and gives the same captures.
 
+File-level declarations are matched by a query of their own, once per file: see
+`FILE_LEVEL_PATTERN`.
+
 Function definitions and file-level declarations are indexed where C++ allows them: one
 that tree-sitter puts in another function's body (it accepts GCC's nested functions, and
 misreads some code that way; C++ has none) is left out wherever it lies, unless it is a
@@ -29,6 +32,13 @@ CUT_DEPTH = 2
 MIN_CUT_NODES = 64
 
 _BODY_PATTERN = "(function_definition body: (compound_statement) @body)"
+
+#: Not part of the index query run over byte ranges. A pattern rooted at the translation unit
+#: starts a match at the root in every such query, and tree-sitter then visits each of the
+#: root's children to try to continue it, wherever the range lies: with a query per cut body,
+#: a file of N top-level items and N bodies cost N squared. Matched here once, and only at the
+#: root (a start depth of 0), it visits the root's children once.
+FILE_LEVEL_PATTERN = "(translation_unit (declaration) @global)"
 
 #: token searched for in a cut-out body -> {its node type: (what must hold it, capture name)}
 _ANCHORS: dict[bytes, dict[str, tuple[str, str]]] = {
@@ -53,14 +63,23 @@ def _body_query(grammar: str) -> tree_sitter.Query:
     return tree_sitter.Query(language(grammar), _BODY_PATTERN)
 
 
+@cache
+def file_level_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(language(grammar), FILE_LEVEL_PATTERN)
+
+
 def index_captures(
     query: tree_sitter.Query, tree: tree_sitter.Tree, grammar: str
 ) -> dict[str, list[tree_sitter.Node]]:
-    """`captures(query, root)` for the index query (see the module docstring), in document
-    order, less function definitions and file-level declarations inside function bodies."""
+    """`captures(query, root)` for the index query (see the module docstring) with the file's
+    declarations (`FILE_LEVEL_PATTERN`), in document order, less function definitions and
+    file-level declarations inside function bodies."""
     root = tree.root_node
     cut = _bodies_to_cut(root, grammar)
     found: dict[str, dict[int, tree_sitter.Node]] = {}
+    file_level = tree_sitter.QueryCursor(file_level_query(grammar))
+    file_level.set_max_start_depth(0)
+    _merge(found, file_level.captures(root).items())
     start = root.start_byte
     for body in [*cut, None]:
         stop = body.start_byte if body is not None else root.end_byte

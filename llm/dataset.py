@@ -2,8 +2,9 @@
 
 Rows are matched to the analyzer's kernels exactly as `evaluate` does (CUDA: target + kernel
 name; OpenMP: target + bare enclosing function + pragma line). The static analysis (counts
-and analytic verdict) is only run where a scenario needs it (hybrid). Labels and measured
-figures ride along as truth; only the profile scenario shows the figures to the model.
+and the default predictor's verdict) is only run where a scenario needs it (hybrid). Labels
+and measured figures ride along as truth; only the profile scenario shows the figures to
+the model.
 """
 from __future__ import annotations
 
@@ -132,7 +133,8 @@ def kernel_inputs(
 
 
 def _analytic_predictor():
-    """The analytic roofline rule, whatever the predictors package calls its default."""
+    """The default predictor (the same static verdict `analyze` gives); the hybrid prompt
+    names it."""
     from roofcast import predictors
 
     factory = getattr(predictors, "default_predictor", None)

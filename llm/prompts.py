@@ -2,7 +2,7 @@
 
 Scenarios: `profile` (measured figures + GPU peaks), `zero-shot` (code + GPU), `few-shot`
 (k labelled examples first), `fine-tuned` (the short format `export-finetune` trains on) and
-`hybrid` (code + GPU + roofcast's static counts and analytic verdict, confirm or overturn).
+`hybrid` (code + GPU + roofcast's static counts and default verdict, confirm or overturn).
 The texts are ours. Unlike the paper's zero-shot example, a streaming `a[i] = a[i] + b[i]`
 loop is described as what it is: bandwidth-bound.
 """
@@ -299,7 +299,8 @@ def static_summary(result: KernelResult) -> list[str]:
         lines.append("sizes left symbolic (defaults applied): " + ", ".join(map(str, symbols)))
     bound = data.get("bound", "unknown")
     reason = f" ({data['reason']})" if data.get("reason") else ""
-    lines.append(f"analytic verdict: {bound}-bound{reason}")
+    spoke = data.get("predictor") or "roofline"
+    lines.append(f"static verdict ({spoke} predictor): {bound}-bound{reason}")
     return [line if len(line) <= MAX_SUMMARY_LINE else line[: MAX_SUMMARY_LINE - 3] + "..."
             for line in lines]
 
@@ -314,7 +315,7 @@ def build_hybrid(kernel: KernelInput, gpu: GPU, budget: int) -> Prompt:
         f"A static analyser counted this kernel:\n{summary}\n\n"
         "Static counts cannot see cache reuse (data kept in L2 or shared memory moves fewer "
         "DRAM bytes than it loads), real problem sizes or library calls. Confirm or overturn "
-        "the analytic verdict, and say why in one sentence. " + ANSWER_TEXT["json_reason"]
+        "the static verdict, and say why in one sentence. " + ANSWER_TEXT["json_reason"]
     )
     return Prompt(
         "hybrid",

@@ -32,6 +32,7 @@ _BODY_ITEMS = """
 """
 
 SOURCE = f"""
+const int FILE_LEVEL = 4;
 __global__ void kernel(float* x) {{ x[0] = 1.0f; }}
 void big(float* x) {{{_BODY_ITEMS}}}
 void small(float* x) {{ int nested_in_small(int a) {{ return a; }} x[0] = 0; }}
@@ -50,6 +51,8 @@ def test_the_same_captures_as_the_whole_query_less_nested_functions():
     tree = parse(SOURCE, "cuda")
     assert skeleton._bodies_to_cut(tree.root_node, "cuda"), "no body is cut: nothing tested"
     whole = captures(index_query("cuda"), tree.root_node)
+    assert "global" not in whole  # SOURCE has file-level declarations only: matched apart
+    whole.update(captures(skeleton.file_level_query("cuda"), tree.root_node))
     found = skeleton.index_captures(index_query("cuda"), tree, "cuda")
     nested = {n.id for n in whole["function"] if n.parent.type == "compound_statement"}
     assert len(nested) == 3  # nested_in_body twice, nested_in_small
@@ -66,6 +69,7 @@ def test_functions_in_a_body_are_indexed_only_as_members_of_a_class_defined_ther
     assert names.count("get") == 2 and names.count("count") == 2  # one per big body
     assert {"kernel", "big", "small", "in_namespace", "value", "nested_member"} <= set(names)
     assert index.macros["LOCAL_SIZE"] == "4"
+    assert index.constants == {"FILE_LEVEL": "4"}  # not the body's `text`
     assert index.includes == ["local.h", "local.h"]
     assert index.typedefs["real_t"] == "float" and index.typedefs["index_t"] == "int"
     assert {"Local", "Counter", "Holder"} <= set(index.structs)

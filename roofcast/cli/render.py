@@ -28,11 +28,15 @@ def _short(value: float | str) -> str:
 
 def render_table(report: AnalysisReport, console: Console) -> None:
     bp = report.gpu.balance_points
+    caption = "per thread (OpenMP: per iteration); ~ = symbolic, documented defaults applied"
+    noted = {k.ir.file: k.ir.undefined_macros for k in report.kernels if k.ir.undefined_macros}
+    for file, names in noted.items():
+        caption += f"\n{os.path.basename(file)}: #if arms chosen by undefined {', '.join(names)}"
     table = Table(
         title=f"{report.gpu.name}: balance SP {bp['sp']:.3g} · DP {bp['dp']:.3g} · "
         f"INT {bp['int']:.3g} ops/byte",
         title_justify="left",
-        caption="per thread (OpenMP: per iteration); ~ = symbolic, documented defaults applied",
+        caption=caption,
         caption_justify="left",
     )
     table.add_column("kernel", overflow="fold", max_width=28)
@@ -59,6 +63,9 @@ def render_table(report: AnalysisReport, console: Console) -> None:
             (k.verdict.reason if k.verdict else "").split("; symbolic")[0],
         )
     console.print(table)
+    for k in report.kernels:
+        for note in k.features.notes:
+            console.print(f"note: {k.ir.name}:{k.ir.line}: {note}", markup=False)
 
 
 def render_json(report: AnalysisReport) -> str:

@@ -56,6 +56,10 @@ def train(
     save(model, destination)
     if cv:
         _print_cv(model["cross_validation"], console)
+    from roofcast.predictors.training import report_lines
+
+    for line in report_lines(model):
+        console.print(line, highlight=False, markup=False)
     console.print(
         f"trained on {len(data.labels)} rows ({len(data.skipped)} skipped); wrote {destination}"
     )

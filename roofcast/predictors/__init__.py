@@ -1,4 +1,6 @@
-"""Predictors by name: `roofline` (analytic), `baseline` (learned), `llm`."""
+"""Predictors by name: `baseline` (the default: the rule plus a bounded learned correction),
+`roofline` (the analytic rule alone), `llm`. Every verb uses `default_predictor()` unless
+`--predictor` names another, so `analyze`, `hook`, `matrix`, `plot` and `evaluate` agree."""
 
 from __future__ import annotations
 
@@ -36,12 +38,13 @@ def get_predictor(name: str, **options) -> Predictor:
 
 
 def default_predictor() -> Predictor:
-    """The best offline predictor: the learned baseline when its model ships, else the rule."""
+    """The default: the rule with its bounded learned correction when the model ships (and was
+    written by this roofcast's feature list), else the rule alone; the verdict names which."""
     try:
         from roofcast.predictors.learned import LearnedPredictor
 
         return LearnedPredictor.load(None)
-    except (ImportError, FileNotFoundError):
+    except (ImportError, FileNotFoundError, ValueError):
         from roofcast.predictors.roofline import RooflinePredictor
 
         return RooflinePredictor()

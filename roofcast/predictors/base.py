@@ -3,6 +3,7 @@ for its performance models, so `analyze` and `evaluate` never special-case one."
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -41,6 +42,16 @@ class Verdict:
             "reason": self.reason,
             "predictor": self.predictor,
             "confidence": self.confidence,
+        }
+
+    def intensity_json(self) -> dict[str, float | str]:
+        """The intensities the verdict compared with the balance points (the static ones for
+        the rule, the corrected ones for the default), so every output shows the figure the
+        decision used; `inf` as a string, since JSON has no infinity."""
+        return {
+            c: ("inf" if isinstance(v, float) and math.isinf(v) else round(float(v), 6))
+            for c, v in self.intensities.items()
+            if isinstance(v, (int, float))
         }
 
 

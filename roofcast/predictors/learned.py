@@ -1,5 +1,14 @@
-"""The learned baseline: gradient-boosted trees that predict each class's true arithmetic
-intensity (log10 ops per DRAM byte) from static features, then apply any GPU's balance points.
+"""The default predictor: the roofline rule on static intensities, with a bounded learned
+correction per class.
+
+Physics first: each class's static intensity (ops per counted byte) is the starting point.
+Gradient-boosted trees predict how far the true intensity sits from it, in decades
+(log10 true AI - log10 static AI), from what the kernel does (structure, reuse, problem
+size, working set over the target GPU's L2). The correction is clipped to a range chosen by
+cross-validation, and it never decreases when the static intensity of its class grows
+(a monotone constraint), so the learned part can nudge a verdict near the balance point but
+cannot overturn a kernel that is far from it. The corrected intensities are then compared
+with the chosen GPU's balance points, so RTX 3080 ground truth serves any GPU.
 
 The model is stored as plain arrays in gzipped JSON (not a pickle): it loads in any
 environment with numpy, offline, and its version stamp says what produced it.
@@ -10,7 +19,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -19,96 +27,18 @@ import numpy as np
 
 from roofcast.gpu_specs import GPU
 from roofcast.predictors.base import LaunchContext, Verdict
+from roofcast.predictors.calibration import Calibration
+from roofcast.predictors.forest import Forest
 from roofcast.predictors.learned_features import EPS_AI, FEATURE_NAMES, kernel_features
+from roofcast.predictors.roofline import RULE_CLASSES, roofline_verdict
 
-MODEL_FORMAT = 1
+MODEL_FORMAT = 2
 MODEL_CLASSES = ("sp", "dp", "int")
-_LABEL = {"sp": "SP", "dp": "DP", "int": "INT"}
 DEFAULT_MODEL = "baseline.json.gz"
 
 
 def packaged_model_path() -> Path:
     return Path(str(resources.files("roofcast.predictors").joinpath("models", DEFAULT_MODEL)))
-
-
-@dataclass
-class Forest:
-    """Every tree of every bag of every class, laid end to end in flat node arrays, so that
-    a prediction is `depth` passes of a few array operations over all trees at once.
-
-    Leaves point to themselves, so every tree can take the same number of steps. A class's
-    prediction is the bags' mean of `init + rate * sum(tree values)`, which equals
-    `offset + sum(weight_t * value_t)` with the bags' mean init and weight rate / n_bags.
-    A class's trees lie together, so that sum is one `reduceat`: no BLAS call, whose worker
-    threads would spin on a core the analysis needs."""
-
-    roots: np.ndarray  # (trees,) flat index of each tree's root
-    left: np.ndarray  # (nodes,) flat index of the left child; itself at a leaf
-    right: np.ndarray
-    feature: np.ndarray
-    threshold: np.ndarray
-    value: np.ndarray
-    weight: np.ndarray  # (trees,)
-    first_tree: np.ndarray  # (classes,) index of each class's first tree
-    offset: np.ndarray  # (classes,)
-    depth: int
-
-    @classmethod
-    def from_classes(cls, models: list[list[dict]]) -> Forest:
-        """One entry of `models` per class: its bags, each {init, rate, trees}."""
-        left, right, feature, threshold, value, roots, weights = [], [], [], [], [], [], []
-        first_tree = []
-        base = 0
-        for bags in models:
-            first_tree.append(len(roots))
-            for bag in bags:
-                for tree in bag["trees"]:
-                    own = np.asarray(tree["left"], dtype=np.int64)
-                    flat = np.arange(base, base + len(own))
-                    leaf = own < 0
-                    left.append(np.where(leaf, flat, base + own))
-                    right.append(np.where(leaf, flat, base + np.asarray(tree["right"])))
-                    feature.append(np.maximum(np.asarray(tree["feature"], dtype=np.int64), 0))
-                    threshold.append(np.asarray(tree["threshold"], dtype=float))
-                    value.append(np.asarray(tree["value"], dtype=float))
-                    roots.append(base)
-                    weights.append(bag["rate"] / len(bags))
-                    base += len(own)
-        starts, lefts, rights = np.asarray(roots), np.concatenate(left), np.concatenate(right)
-        return cls(
-            roots=starts,
-            left=lefts,
-            right=rights,
-            feature=np.concatenate(feature),
-            threshold=np.concatenate(threshold),
-            value=np.concatenate(value),
-            weight=np.asarray(weights, dtype=float),
-            first_tree=np.asarray(first_tree),
-            offset=np.array([np.mean([b["init"] for b in bags]) for bags in models]),
-            depth=_longest_path(starts, lefts, rights),
-        )
-
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        """(samples, classes) predictions for (samples, features) inputs."""
-        position = np.broadcast_to(self.roots, (len(X), len(self.roots)))
-        for _ in range(self.depth):
-            go_left = (
-                np.take_along_axis(X, self.feature[position], axis=1) <= self.threshold[position]
-            )
-            position = np.where(go_left, self.left[position], self.right[position])
-        weighted = self.value[position] * self.weight
-        return self.offset + np.add.reduceat(weighted, self.first_tree, axis=1)
-
-
-def _longest_path(roots: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
-    """Levels from a root to the deepest leaf over all trees (leaves point to themselves)."""
-    level, depth = roots, 0
-    while True:
-        inner = level[left[level] != level]
-        if not len(inner):
-            return depth
-        level = np.concatenate([left[inner], right[inner]])
-        depth += 1
 
 
 @lru_cache(maxsize=4)
@@ -119,12 +49,27 @@ def _read_model(target: Path, mtime_ns: int, size: int) -> LearnedPredictor:
         return LearnedPredictor(json.load(handle))
 
 
-#: rows per forest pass (see `LearnedPredictor.predict_log_ai`)
+#: rows per forest pass (see `LearnedPredictor.predict_corrections`)
 PREDICT_CHUNK = 128
 
 
+def correct(
+    static: dict[str, float], corrections: dict[str, float], lower: float, upper: float
+) -> dict[str, float]:
+    """Static intensities times 10**(correction clipped to [-lower, +upper]), per class.
+
+    A class with no correction (HP: no ground truth to learn it from) keeps its static value;
+    so does an infinite or zero intensity (no bytes, or no ops of that class)."""
+    out = dict(static)
+    for cls, delta in corrections.items():
+        value = static.get(cls, 0.0)
+        if value > 0 and math.isfinite(value):
+            out[cls] = value * 10 ** min(max(delta, -lower), upper)
+    return out
+
+
 class LearnedPredictor:
-    """`baseline`: predicted true intensities vs the chosen GPU's balance points."""
+    """`baseline`: static intensities, corrected within a bound, vs the GPU's balance points."""
 
     name = "baseline"
 
@@ -136,8 +81,9 @@ class LearnedPredictor:
                 "model features differ from this roofcast's; retrain with `roofcast train`"
             )
         self.model = model
-        self.margin = float(model["margin"])
-        self.sigma = float(model.get("residual_sigma", 0.5))
+        self.lower = float(model["bounds"]["lower"])
+        self.upper = float(model["bounds"]["upper"])
+        self.calibration = Calibration.from_json(model["calibration"])
         self.forest = Forest.from_classes([model["models"][cls] for cls in MODEL_CLASSES])
 
     @classmethod
@@ -151,9 +97,9 @@ class LearnedPredictor:
         stat = target.stat()
         return _read_model(target.resolve(), stat.st_mtime_ns, stat.st_size)
 
-    def predict_log_ai(self, X: np.ndarray) -> dict[str, np.ndarray]:
-        """Rows in chunks: the forest's working arrays are rows x trees, and beyond a hundred
-        or so rows they outgrow the caches (3,400 rows at once take twice as long as in 100s)."""
+    def predict_corrections(self, X: np.ndarray) -> dict[str, np.ndarray]:
+        """Unclipped corrections (decades) per class. Rows in chunks: the forest's working
+        arrays are rows x trees, and beyond a hundred or so rows they outgrow the caches."""
         chunks = [
             self.forest.predict(X[i : i + PREDICT_CHUNK]) for i in range(0, len(X), PREDICT_CHUNK)
         ]
@@ -174,31 +120,57 @@ class LearnedPredictor:
             posinf=30.0,
             neginf=-30.0,
         )
-        logs = self.predict_log_ai(x)
+        deltas = self.predict_corrections(x)
         return [
-            self.verdict({c: float(v[i]) for c, v in logs.items()}, gpu, k.resolved.intensities)
+            self.verdict(
+                k.resolved.intensities,
+                {c: float(v[i]) for c, v in deltas.items()},
+                gpu,
+                moves_bytes=k.resolved.bytes > 0,
+            )
             for i, k in enumerate(kernels)
         ]
 
-    def verdict(self, logs: dict[str, float], gpu: GPU, static: dict[str, float]) -> Verdict:
-        balance = gpu.balance_points
-        gaps = {
-            c: logs[c] - math.log10(balance[c]) - self.margin for c in MODEL_CLASSES if c in balance
-        }
-        top = max(gaps, key=lambda c: gaps[c])
-        predicted = {c: max(10**v - EPS_AI, 0.0) for c, v in logs.items()}
-        bound = "compute" if gaps[top] >= 0 else "bandwidth"
-        confidence = 0.5 * (1 + math.erf(abs(gaps[top]) / (self.sigma * math.sqrt(2))))
-        sign = ">=" if bound == "compute" else "<"
-        reason = (
-            f"learned: {_LABEL[top]} AI ~{predicted[top]:.3g} (static {static.get(top, 0):.3g}) "
-            f"{sign} balance {balance[top]:.3g}"
-        )
-        return Verdict(
-            bound,
-            reason,
-            self.name,
-            confidence=round(confidence, 3),
-            intensities={c: predicted[c] for c in MODEL_CLASSES},
-            details={"class": top, "log_gap": gaps[top]},
-        )
+    def verdict(
+        self,
+        static: dict[str, float],
+        corrections: dict[str, float],
+        gpu: GPU,
+        moves_bytes: bool = True,
+    ) -> Verdict:
+        """The roofline rule on the corrected intensities; the reason names the corrected
+        figure it compared (the one the decision used) and the static one beside it."""
+        corrected = correct(static, corrections, self.lower, self.upper)
+        verdict = roofline_verdict(corrected, gpu, self.name, moves_bytes=moves_bytes)
+        top = verdict.details.get("class")
+        if top in RULE_CLASSES:
+            ratio = float(verdict.details["ratio"])
+            gap = math.log10(ratio) if ratio > 0 else -math.inf
+            applied = _log_ratio(corrected[top], static.get(top, 0.0))
+            if top in corrections:
+                verdict.reason += (
+                    f" (static {_shown(static.get(top, 0.0))}, learned correction "
+                    f"{applied:+.2f} decades)"
+                )
+            else:
+                verdict.reason += " (static; no learned correction for this class)"
+            verdict.confidence = round(float(self.calibration.confidence(gap)), 3)
+            verdict.details.update({"log_gap": gap, "correction": applied})
+        verdict.details["static"] = {c: static.get(c, 0.0) for c in RULE_CLASSES}
+        verdict.intensities = {c: corrected.get(c, 0.0) for c in RULE_CLASSES}
+        return verdict
+
+
+def _log_ratio(corrected: float, static: float) -> float:
+    if static > 0 and math.isfinite(static) and corrected > 0:
+        return math.log10(corrected / static)
+    return 0.0
+
+
+def _shown(value: float) -> str:
+    return "inf" if math.isinf(value) else f"{value:.3g}"
+
+
+def static_log_intensity(value: float) -> float:
+    """log10 of a static intensity as the features and training targets write it."""
+    return math.log10(max(value, 0.0) + EPS_AI) if math.isfinite(value) else 3.0

@@ -3,6 +3,7 @@
 Kernels are keyed by file + name (not line), so moving a kernel down a file is no change;
 a verdict flip or an intensity drop beyond a threshold is.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,12 +48,17 @@ def entry(view: KernelView) -> dict:
         "bound": view.bound,
         "dominant": view.dominant,
         "intensity": {c: _round(view.intensity.get(c)) for c in CLASSES},
+        "predictor": view.predictor,
     }
 
 
 def empty_baseline() -> dict:
-    return {"format": BASELINE_FORMAT, "generated_by": f"roofcast {__version__}",
-            "defines": {}, "gpus": {}}
+    return {
+        "format": BASELINE_FORMAT,
+        "generated_by": f"roofcast {__version__}",
+        "defines": {},
+        "gpus": {},
+    }
 
 
 def load(path: Path) -> dict:
@@ -104,9 +110,11 @@ def update(
         kept = {k: v for k, v in old.items() if not _covered(v.get("file", ""), roots)}
         kept.update({v.key: entry(v) for v in kernel_views(report, base_dir)})
         gpu = report.get("gpu", {})
-        gpus[key] = {"name": gpu.get("name", key),
-                     "balance_points": gpu.get("balance_points", {}),
-                     "kernels": kept}
+        gpus[key] = {
+            "name": gpu.get("name", key),
+            "balance_points": gpu.get("balance_points", {}),
+            "kernels": kept,
+        }
     data["gpus"] = gpus
     return data
 
@@ -156,8 +164,16 @@ def diff(
     for key, view in now.items():
         before = old.get(key)
         if before is None:
-            changes.append(Change("new", gpu_label, key, view.where, view.name,
-                                  f"new kernel: {bound_text(view.bound)} (not in baseline)"))
+            changes.append(
+                Change(
+                    "new",
+                    gpu_label,
+                    key,
+                    view.where,
+                    view.name,
+                    f"new kernel: {bound_text(view.bound)} (not in baseline)",
+                )
+            )
             continue
         cls = before.get("dominant")
         pair = _ai_pair(cls, before.get("intensity", {}), view.intensity)
@@ -172,15 +188,30 @@ def diff(
         if was and is_ is not None and was != float("inf") and was > 0:
             drop = (was - is_) / was * 100.0
             if drop > threshold_pct:
-                changes.append(Change(
-                    "drop", gpu_label, key, view.where, view.name,
-                    f"{cls} intensity fell {drop:.0f}% (> {threshold_pct:g}%): "
-                    f"{fmt_ai(was)} -> {fmt_ai(is_)}, still {bound_text(view.bound)}"))
+                changes.append(
+                    Change(
+                        "drop",
+                        gpu_label,
+                        key,
+                        view.where,
+                        view.name,
+                        f"{cls} intensity fell {drop:.0f}% (> {threshold_pct:g}%): "
+                        f"{fmt_ai(was)} -> {fmt_ai(is_)}, still {bound_text(view.bound)}",
+                    )
+                )
     scope = None if files is None else set(files)
     for key, before in old.items():
         if key in now or (scope is not None and before.get("file") not in scope):
             continue
         where = f"{before.get('file')}:{before.get('line')}"
-        changes.append(Change("removed", gpu_label, key, where, str(before.get("name")),
-                              "kernel no longer found (in baseline)"))
+        changes.append(
+            Change(
+                "removed",
+                gpu_label,
+                key,
+                where,
+                str(before.get("name")),
+                "kernel no longer found (in baseline)",
+            )
+        )
     return changes

@@ -3,6 +3,7 @@
 Kept apart from the CLI so the rules (which kernels are flagged, the wording of each line) are
 tested on report dicts without running the analyzer or git.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -16,6 +17,7 @@ from roofcast.workflow.view import (
     bound_text,
     fmt_ai,
     kernel_views,
+    predictor_names,
 )
 
 FAIL_ON = ("bandwidth", "compute", "change", "never")
@@ -51,14 +53,18 @@ def check_verdicts(reports: Mapping[str, Mapping], fail_on: str, base_dir: Path)
             hit = view.bound == fail_on
             flagged += hit
             mark = "  <- fails (--fail-on " + fail_on + ")" if hit else ""
-            out.lines.append(f"{view.where}: {view.name} [{label}] "
-                             f"{verdict_text(view, balance)}{mark}")
+            out.lines.append(
+                f"{view.where}: {view.name} [{label}] {verdict_text(view, balance)}{mark}"
+            )
     out.failed = flagged > 0
     gpus = ", ".join(reports)
+    spoke = f" (predictor: {predictor_names(reports.values())})"
     if fail_on == "never":
-        out.summary = f"roofcast: {total} kernel verdicts on {gpus}"
+        out.summary = f"roofcast: {total} kernel verdicts on {gpus}{spoke}"
     else:
-        out.summary = f"roofcast: {flagged} of {total} kernel verdicts {fail_on}-bound on {gpus}"
+        out.summary = (
+            f"roofcast: {flagged} of {total} kernel verdicts {fail_on}-bound on {gpus}{spoke}"
+        )
     return out
 
 
@@ -81,7 +87,8 @@ def check_changes(
         if section is None:
             raise bl.BaselineError(
                 f"{baseline_name} has no entry for GPU '{label}'; run "
-                f"`roofcast baseline update PATHS --gpu {label}` and commit it")
+                f"`roofcast baseline update PATHS --gpu {label}` and commit it"
+            )
         changes = bl.diff(section, report, base_dir, label, threshold_pct, scope)
         total += len(report.get("kernels", []))
         for change in changes:
@@ -89,8 +96,10 @@ def check_changes(
             out.lines.append(change.line() + mark)
             changed += change.fails
     out.failed = changed > 0
-    out.summary = (f"roofcast: {changed} of {total} kernel verdicts changed against "
-                   f"{baseline_name}")
+    out.summary = (
+        f"roofcast: {changed} of {total} kernel verdicts changed against "
+        f"{baseline_name} (predictor: {predictor_names(reports.values())})"
+    )
     if out.failed:
         out.summary += "; if intended, run `roofcast baseline update` and commit the baseline"
     return out

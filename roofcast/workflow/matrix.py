@@ -3,6 +3,7 @@
 A DP-heavy kernel is the classic flip: the RTX 3080's FP64 balance point is 0.515 FLOP/B, an
 A100's about 6, so the same kernel is compute-bound on one and bandwidth-bound on the other.
 """
+
 from __future__ import annotations
 
 import csv
@@ -11,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from roofcast.workflow.view import fmt_ai, kernel_views
+from roofcast.workflow.view import fmt_ai, kernel_views, predictor_names
 
 
 @dataclass
@@ -42,8 +43,9 @@ class Matrix:
         return [r for r in self.rows if r.flips]
 
 
-def build(reports: Sequence[Mapping], base_dir: Path | str,
-          labels: Sequence[str] | None = None) -> Matrix:
+def build(
+    reports: Sequence[Mapping], base_dir: Path | str, labels: Sequence[str] | None = None
+) -> Matrix:
     """Join one report per GPU by kernel key (file + name); order follows the first report.
     Columns are named by `labels` (the names the user typed) or else by GPU key."""
     rows: dict[str, Row] = {}
@@ -52,8 +54,15 @@ def build(reports: Sequence[Mapping], base_dir: Path | str,
         gpu = report.get("gpu") or {}
         spec_key = str(gpu.get("key") or gpu.get("name"))
         gkey = labels[i] if labels else spec_key
-        gpus.append({"key": gkey, "spec": spec_key, "name": gpu.get("name", spec_key),
-                     "balance_points": dict(gpu.get("balance_points") or {})})
+        gpus.append(
+            {
+                "key": gkey,
+                "spec": spec_key,
+                "name": gpu.get("name", spec_key),
+                "balance_points": dict(gpu.get("balance_points") or {}),
+                "predictor": predictor_names([report]),
+            }
+        )
         for v in kernel_views(report, base_dir):
             row = rows.setdefault(v.key, Row(v.key, v.file, v.line, v.name))
             row.verdicts[gkey] = v.bound
@@ -65,14 +74,23 @@ def build(reports: Sequence[Mapping], base_dir: Path | str,
 def to_json(m: Matrix) -> dict:
     return {
         "gpus": m.gpus,
-        "kernels": [{
-            "name": r.name, "file": r.file, "line": r.line, "flips": r.flips,
-            "verdicts": {g["key"]: {
-                "bound": r.verdicts.get(g["key"], "missing"),
-                "dominant_class": r.classes.get(g["key"]),
-                "intensity": _json_number(r.intensity.get(g["key"])),
-            } for g in m.gpus},
-        } for r in m.rows],
+        "kernels": [
+            {
+                "name": r.name,
+                "file": r.file,
+                "line": r.line,
+                "flips": r.flips,
+                "verdicts": {
+                    g["key"]: {
+                        "bound": r.verdicts.get(g["key"], "missing"),
+                        "dominant_class": r.classes.get(g["key"]),
+                        "intensity": _json_number(r.intensity.get(g["key"])),
+                    }
+                    for g in m.gpus
+                },
+            }
+            for r in m.rows
+        ],
         "flipped": [r.key for r in m.flipped],
     }
 
@@ -90,8 +108,15 @@ def to_csv(m: Matrix) -> str:
     keys = [g["key"] for g in m.gpus]
     writer.writerow(["file", "line", "kernel", *keys, "flips"])
     for r in m.rows:
-        writer.writerow([r.file, r.line, r.name, *(r.verdicts.get(k, "missing") for k in keys),
-                         "yes" if r.flips else "no"])
+        writer.writerow(
+            [
+                r.file,
+                r.line,
+                r.name,
+                *(r.verdicts.get(k, "missing") for k in keys),
+                "yes" if r.flips else "no",
+            ]
+        )
     return buf.getvalue()
 
 
@@ -119,9 +144,14 @@ def to_table(m: Matrix, only_flips: bool = False):
     rows = m.flipped if only_flips else m.rows
     prefix = _common_dir([r.file for r in m.rows])
     where = f" under {prefix}" if prefix else ""
-    table = Table(title=f"{len(m.rows)} kernels{where} on {len(m.gpus)} GPUs: "
-                        f"{len(m.flipped)} flip", title_justify="left", box=box.SIMPLE_HEAD,
-                  pad_edge=False)
+    spoke = ", ".join(sorted({g.get("predictor", "none") for g in m.gpus}))
+    table = Table(
+        title=f"{len(m.rows)} kernels{where} on {len(m.gpus)} GPUs: "
+        f"{len(m.flipped)} flip (predictor: {spoke})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
     table.add_column("kernel", no_wrap=True)
     table.add_column("file:line", style="dim", overflow="fold", min_width=10)
     for g in m.gpus:
@@ -137,6 +167,11 @@ def to_table(m: Matrix, only_flips: bool = False):
             detail = f" [dim]{cls} {fmt_ai(r.intensity.get(g['key']))}[/dim]" if cls else ""
             cells.append(f"[{_STYLE.get(bound, 'dim')}]{bound}[/]{detail}")
         flip = "[bold yellow]FLIP[/]" if r.flips else ""
-        table.add_row(r.name, f"{r.file.removeprefix(prefix)}:{r.line}", *cells, flip,
-                      style="on grey23" if r.flips else None)
+        table.add_row(
+            r.name,
+            f"{r.file.removeprefix(prefix)}:{r.line}",
+            *cells,
+            flip,
+            style="on grey23" if r.flips else None,
+        )
     return table

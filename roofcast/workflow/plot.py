@@ -1,9 +1,10 @@
-"""Roofline picture of one GPU with a report's kernels placed at their static intensity.
+"""Roofline picture of one GPU with a report's kernels placed at the intensity their verdict used.
 
 Each class (fp32, fp64, fp16, int32) gets its own ceiling; all share the DRAM bandwidth slope;
 the knee of each is its balance point. A kernel sits on the roof of its dominant class (the
 class nearest its roof), so left of that class's knee means bandwidth-bound.
 """
+
 from __future__ import annotations
 
 import base64
@@ -21,7 +22,7 @@ from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 from roofcast.gpu_specs import GPU
-from roofcast.workflow.view import CLASSES, KernelView, fmt_ai, kernel_views
+from roofcast.workflow.view import CLASSES, KernelView, fmt_ai, kernel_views, predictor_names
 
 FORMATS = (".png", ".svg", ".html", ".pdf")
 COLORS = {"sp": "#1f77b4", "dp": "#d62728", "hp": "#2ca02c", "int": "#9467bd"}
@@ -70,8 +71,9 @@ def _ceilings(peaks: Mapping[str, float]) -> list[list[str]]:
     for cls in CLASSES:
         if cls not in peaks:
             continue
-        same = next((g for g in groups if math.isclose(peaks[g[0]], peaks[cls], rel_tol=1e-6)),
-                    None)
+        same = next(
+            (g for g in groups if math.isclose(peaks[g[0]], peaks[cls], rel_tol=1e-6)), None
+        )
         if same is None:
             groups.append([cls])
         else:
@@ -100,8 +102,7 @@ def _text_box(text: Text, renderer) -> Bbox:
     return Text.get_window_extent(text, renderer)
 
 
-def _place_labels(fig: Figure, ax, points: list[_Point], ys: list[float],
-                  avoid: list) -> None:
+def _place_labels(fig: Figure, ax, points: list[_Point], ys: list[float], avoid: list) -> None:
     """Greedy label placement in display space: the nearest candidate offset whose box overlaps
     neither a placed label, a marker, an `avoid` artist nor the axes edge (keeps 30+ kernels
     legible without extra dependencies)."""
@@ -110,17 +111,30 @@ def _place_labels(fig: Figure, ax, points: list[_Point], ys: list[float],
     fig.set_layout_engine("none")
     renderer = canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
-    taken: list[Bbox] = [_text_box(a, renderer) if isinstance(a, Text)
-                         else a.get_window_extent(renderer) for a in avoid]
+    taken: list[Bbox] = [
+        _text_box(a, renderer) if isinstance(a, Text) else a.get_window_extent(renderer)
+        for a in avoid
+    ]
     for p, y in zip(points, ys, strict=True):
         cx, cy = ax.transData.transform((p.ai, y))
         taken.append(Bbox.from_extents(cx - 6, cy - 6, cx + 6, cy + 6))
     for p, y in zip(points, ys, strict=True):
         text = ax.annotate(
-            p.label, (p.ai, y), xytext=(0, 0), textcoords="offset points",
-            fontsize=8, color=COLORS[p.cls], zorder=6,
-            arrowprops={"arrowstyle": "-", "color": COLORS[p.cls], "lw": 0.6, "alpha": 0.7,
-                        "shrinkA": 0, "shrinkB": 4},
+            p.label,
+            (p.ai, y),
+            xytext=(0, 0),
+            textcoords="offset points",
+            fontsize=8,
+            color=COLORS[p.cls],
+            zorder=6,
+            arrowprops={
+                "arrowstyle": "-",
+                "color": COLORS[p.cls],
+                "lw": 0.6,
+                "alpha": 0.7,
+                "shrinkA": 0,
+                "shrinkB": 4,
+            },
             bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
         )
         best = None
@@ -150,7 +164,8 @@ def figure(
     bandwidth = gpu.bandwidth_bytes
     views = list(kernel_views(report, base_dir))
     x_lo, x_hi = _axis_range(
-        [v.intensity[v.dominant] or 0 for v in views if v.dominant], list(balance.values()))
+        [v.intensity[v.dominant] or 0 for v in views if v.dominant], list(balance.values())
+    )
     scale = 1e12
     points, unplaced = _points(views, x_hi)
     crowded = len(points) > 15  # more room for labels, not bigger type
@@ -159,33 +174,71 @@ def figure(
     ax.set_xscale("log")
     ax.set_yscale("log")
     top_knee = max(balance.values(), default=x_hi)
-    ax.plot([x_lo, top_knee], [bandwidth * x_lo / scale, bandwidth * top_knee / scale],
-            color="0.25", lw=2.2, label=f"DRAM bandwidth {bandwidth / 1e9:,.0f} GB/s")
-    ax.plot([top_knee, x_hi], [bandwidth * top_knee / scale, bandwidth * x_hi / scale],
-            color="0.25", lw=1, ls=":")
+    ax.plot(
+        [x_lo, top_knee],
+        [bandwidth * x_lo / scale, bandwidth * top_knee / scale],
+        color="0.25",
+        lw=2.2,
+        label=f"DRAM bandwidth {bandwidth / 1e9:,.0f} GB/s",
+    )
+    ax.plot(
+        [top_knee, x_hi],
+        [bandwidth * top_knee / scale, bandwidth * x_hi / scale],
+        color="0.25",
+        lw=1,
+        ls=":",
+    )
     avoid = []
     for group in _ceilings(peaks):
         cls = group[0]
         knee, peak = balance[cls], peaks[cls] / scale
         names = "/".join(LABELS[c] for c in group)
-        ax.plot([knee, x_hi], [peak, peak], color=COLORS[cls], lw=2.2,
-                label=f"{names} peak {peak:.3g} T/s")
+        ax.plot(
+            [knee, x_hi],
+            [peak, peak],
+            color=COLORS[cls],
+            lw=2.2,
+            label=f"{names} peak {peak:.3g} T/s",
+        )
         for i, other in enumerate(group[1:], start=1):  # shared ceiling: striped in both colours
-            ax.plot([knee, x_hi], [peak, peak], color=COLORS[other], lw=2.2,
-                    dashes=(4, 4 * len(group) - 4), dash_capstyle="butt",
-                    gapcolor=None, zorder=2 + i)
+            ax.plot(
+                [knee, x_hi],
+                [peak, peak],
+                color=COLORS[other],
+                lw=2.2,
+                dashes=(4, 4 * len(group) - 4),
+                dash_capstyle="butt",
+                gapcolor=None,
+                zorder=2 + i,
+            )
         ax.plot([knee], [peak], marker="o", ms=7, color=COLORS[cls], mec="black", zorder=7)
         ax.axvline(knee, color=COLORS[cls], lw=0.7, ls="--", alpha=0.45)
-        avoid.append(ax.annotate(
-            f"{names} balance {knee:.3g}", (knee, peak), xytext=(6, 4),
-            textcoords="offset points", fontsize=8, fontweight="bold", color=COLORS[cls],
-            zorder=7, bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none",
-                            "alpha": 0.8}))
+        avoid.append(
+            ax.annotate(
+                f"{names} balance {knee:.3g}",
+                (knee, peak),
+                xytext=(6, 4),
+                textcoords="offset points",
+                fontsize=8,
+                fontweight="bold",
+                color=COLORS[cls],
+                zorder=7,
+                bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8},
+            )
+        )
     ys = [min(peaks[p.cls], bandwidth * p.ai) / scale for p in points]
     for p, y in zip(points, ys, strict=True):
-        ax.plot([p.ai], [y], ls="none", marker=MARKERS.get(p.bound, "X"), ms=8,
-                mfc=COLORS[p.cls] if p.bound == "compute" else "white",
-                mec=COLORS[p.cls], mew=1.8, zorder=5)
+        ax.plot(
+            [p.ai],
+            [y],
+            ls="none",
+            marker=MARKERS.get(p.bound, "X"),
+            ms=8,
+            mfc=COLORS[p.cls] if p.bound == "compute" else "white",
+            mec=COLORS[p.cls],
+            mew=1.8,
+            zorder=5,
+        )
     y_top = max(peaks.values(), default=bandwidth * x_hi) / scale
     ax.set_xlim(x_lo, x_hi)
     y_lo = min(ys, default=bandwidth * x_lo / scale) / 4
@@ -193,18 +246,34 @@ def figure(
     ax.set_xlabel("Arithmetic intensity (operations per DRAM byte)")
     ax.set_ylabel("Attainable performance (T ops/s)")
     ax.grid(True, which="major", alpha=0.3)
-    ax.set_title(title or f"Roofline: {gpu.name}, {len(views)} kernels")
+    ax.set_title(
+        title
+        or f"Roofline: {gpu.name}, {len(views)} kernels (verdicts: {predictor_names([report])})"
+    )
     handles, _ = ax.get_legend_handles_labels()
     handles += [
         Line2D([], [], ls="none", marker="s", mfc="0.3", mec="0.3", label="compute-bound kernel"),
-        Line2D([], [], ls="none", marker="o", mfc="white", mec="0.3", mew=1.8,
-               label="bandwidth-bound kernel"),
+        Line2D(
+            [],
+            [],
+            ls="none",
+            marker="o",
+            mfc="white",
+            mec="0.3",
+            mew=1.8,
+            label="bandwidth-bound kernel",
+        ),
     ]
     avoid.append(ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.9))
     _place_labels(fig, ax, points, ys, avoid)
     if unplaced:
-        fig.text(0.01, 0.005, "not placed (no intensity counted): " + ", ".join(unplaced),
-                 fontsize=7, color="0.4")
+        fig.text(
+            0.01,
+            0.005,
+            "not placed (no intensity counted): " + ", ".join(unplaced),
+            fontsize=7,
+            color="0.4",
+        )
     return fig
 
 
@@ -221,10 +290,10 @@ def save(fig: Figure, out: Path) -> None:
     data = base64.b64encode(buf.getvalue()).decode("ascii")
     title = html.escape(fig.axes[0].get_title() if fig.axes else "roofline")
     out.write_text(
-        "<!doctype html>\n<html><head><meta charset=\"utf-8\">"
-        f"<title>{title}</title></head>\n<body style=\"margin:0\">"
-        f"<img alt=\"{title}\" style=\"max-width:100%\" "
-        f"src=\"data:image/svg+xml;base64,{data}\"></body></html>\n",
+        '<!doctype html>\n<html><head><meta charset="utf-8">'
+        f'<title>{title}</title></head>\n<body style="margin:0">'
+        f'<img alt="{title}" style="max-width:100%" '
+        f'src="data:image/svg+xml;base64,{data}"></body></html>\n',
         "utf-8",
     )
 

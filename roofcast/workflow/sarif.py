@@ -4,6 +4,7 @@ One result per kernel at its file:line, one stable ruleId per verdict kind, path
 `%SRCROOT%`, and partialFingerprints built from file + kernel name + GPU (not the line), so a
 re-upload after an edit updates the same alert instead of opening a new one.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,7 +18,9 @@ from pathlib import Path
 from roofcast import __version__
 from roofcast.workflow.view import kernel_views, rel_path
 
-SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 SARIF_VERSION = "2.1.0"
 SRCROOT = "%SRCROOT%"
 FINGERPRINT_KEY = "roofcastKernel/v1"
@@ -84,47 +87,63 @@ def report_to_sarif(report: Mapping, base_dir: Path | str) -> dict:
         kind = view.bound if view.bound in table else "unknown"
         rule = table[kind]
         ai = {c: _json_number(v) for c, v in view.intensity.items()}
-        text = f"{view.name} is {kind}-bound on {gpu_name}" if kind != "unknown" else (
-            f"{view.name}: bound unknown on {gpu_name}")
+        text = (
+            f"{view.name} is {kind}-bound on {gpu_name}"
+            if kind != "unknown"
+            else (f"{view.name}: bound unknown on {gpu_name}")
+        )
         if view.reason:
             text += f": {view.reason}"
-        results.append({
-            "ruleId": rule["id"],
-            "ruleIndex": index[kind],
-            "level": "note",
-            "message": {"text": text},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": _artifact(view.file),
-                    "region": {"startLine": max(view.line, 1)},
+        results.append(
+            {
+                "ruleId": rule["id"],
+                "ruleIndex": index[kind],
+                "level": "note",
+                "message": {"text": text},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": _artifact(view.file),
+                            "region": {"startLine": max(view.line, 1)},
+                        },
+                        "logicalLocations": [{"name": view.name, "kind": "function"}],
+                    }
+                ],
+                "partialFingerprints": {FINGERPRINT_KEY: fingerprint(view.key, gpu_key)},
+                "properties": {
+                    "gpu": gpu_key,
+                    "bound": view.bound,
+                    "language": view.language,
+                    "dominantClass": view.dominant,
+                    "arithmeticIntensity": ai,
+                    "symbols": list(view.raw.get("symbols") or []),
                 },
-                "logicalLocations": [{"name": view.name, "kind": "function"}],
-            }],
-            "partialFingerprints": {FINGERPRINT_KEY: fingerprint(view.key, gpu_key)},
-            "properties": {
-                "gpu": gpu_key,
-                "bound": view.bound,
-                "language": view.language,
-                "dominantClass": view.dominant,
-                "arithmeticIntensity": ai,
-                "symbols": list(view.raw.get("symbols") or []),
-            },
-        })
+            }
+        )
     notifications = [_notification(p, base_dir) for p in report.get("problems") or []]
     run = {
-        "tool": {"driver": {
-            "name": "roofcast",
-            "version": __version__,
-            "informationUri": INFORMATION_URI,
-            "rules": [_rule_descriptor(table[k]) for k in kinds],
-        }},
+        "tool": {
+            "driver": {
+                "name": "roofcast",
+                "version": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [_rule_descriptor(table[k]) for k in kinds],
+            }
+        },
         "automationDetails": {"id": f"roofcast/{gpu_key}/"},
-        "invocations": [{
-            "executionSuccessful": True,
-            "toolExecutionNotifications": notifications,
-        }],
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": notifications,
+            }
+        ],
         "results": results,
-        "properties": {"gpu": {"key": gpu_key, "name": gpu_name,
-                               "balancePoints": dict(gpu.get("balance_points") or {})}},
+        "properties": {
+            "gpu": {
+                "key": gpu_key,
+                "name": gpu_name,
+                "balancePoints": dict(gpu.get("balance_points") or {}),
+            }
+        },
     }
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}

@@ -1,12 +1,13 @@
 """Read-only helpers over one report dict (the `analyze --format json` contract).
 
 Every workflow output (baseline, SARIF, plot, matrix, hook) reads reports through these, so
-they agree on a kernel's identity, its relative path and its intensities.
+they agree on a kernel's identity, its relative path and the intensities its verdict used.
 """
+
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +65,17 @@ def intensities(kernel: Mapping) -> dict[str, float | None]:
     return out
 
 
+def verdict_intensities(kernel: Mapping) -> dict[str, float | None]:
+    """The intensities the verdict compared with the balance points (`verdict_intensity`):
+    corrected ones for the default predictor, static ones for the rule. Reports written
+    before that key existed fall back to the static intensities."""
+    used = kernel.get("verdict_intensity")
+    if not used:
+        return intensities(kernel)
+    static = intensities(kernel)
+    return {cls: _number(used[cls]) if cls in used else static.get(cls) for cls in CLASSES}
+
+
 def dominant_class(ai: Mapping[str, float | None], balance: Mapping[str, float]) -> str | None:
     """The class nearest its roof (largest intensity / balance point): the one the verdict
     hinges on. None when no class has a known, positive intensity."""
@@ -89,9 +101,10 @@ class KernelView:
     language: str
     bound: str
     reason: str
-    intensity: dict[str, float | None]
+    intensity: dict[str, float | None]  # what the verdict used (see `verdict_intensities`)
     dominant: str | None
     raw: Mapping
+    predictor: str = ""
 
     @property
     def where(self) -> str:
@@ -119,7 +132,7 @@ def kernel_views(report: Mapping, base_dir: Path | str) -> Iterator[KernelView]:
         seen[key] = seen.get(key, 0) + 1
         if seen[key] > 1:
             key = f"{key}#{seen[key]}"
-        ai = intensities(k)
+        ai = verdict_intensities(k)
         yield KernelView(
             key=key,
             file=file,
@@ -131,7 +144,21 @@ def kernel_views(report: Mapping, base_dir: Path | str) -> Iterator[KernelView]:
             intensity=ai,
             dominant=dominant_class(ai, balance),
             raw=k,
+            predictor=str(k.get("predictor") or ""),
         )
+
+
+def predictor_names(reports: Iterable[Mapping]) -> str:
+    """Which predictor(s) gave the reports' verdicts, for the line that names who spoke."""
+    names = sorted(
+        {
+            str(k.get("predictor"))
+            for r in reports
+            for k in r.get("kernels", [])
+            if k.get("predictor")
+        }
+    )
+    return ", ".join(names) or "none"
 
 
 def bound_text(bound: str | None) -> str:
