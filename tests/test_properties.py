@@ -316,7 +316,6 @@ def _clean_exit(result) -> None:
     assert result.exit_code == 0, result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="known: RecursionError on deep nesting (nesting)")
 def test_known_issue_400_nested_ifs_are_analysed(tmp_path):
     depth = 400
     body = "if (i > 0) {\n" * depth + "y[i] = x[i] * 2.0f;\n" + "}\n" * depth
@@ -326,7 +325,6 @@ def test_known_issue_400_nested_ifs_are_analysed(tmp_path):
     assert json.loads(result.stdout)["kernels"][0]["name"] == "deep"
 
 
-@pytest.mark.xfail(strict=True, reason="known: RecursionError on 500-term expressions (nesting)")
 def test_known_issue_a_500_term_sum_is_analysed(tmp_path):
     terms = " + ".join(f"x[{k}]" for k in range(500))
     text = f"__global__ void flat(const float* x, float* y) {{\ny[0] = {terms};\n}}\n"
@@ -338,7 +336,6 @@ def test_known_issue_a_500_term_sum_is_analysed(tmp_path):
 _KERNEL = "__global__ void k(float* y) {\n  for (int j = 0; j < N; j++) y[j] += 1.0f;\n}\n"
 
 
-@pytest.mark.xfail(strict=True, reason="known: -D values are evaluated by sympify (exprs)")
 def test_known_issue_a_define_value_is_never_run_as_code(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     marker = tmp_path / "ran"
@@ -347,7 +344,6 @@ def test_known_issue_a_define_value_is_never_run_as_code(tmp_path, monkeypatch):
     assert not marker.exists(), "the --define value was executed"
 
 
-@pytest.mark.xfail(strict=True, reason="known: -D values are evaluated by sympify (exprs)")
 def test_known_issue_a_define_power_tower_does_not_hang(tmp_path):
     (tmp_path / "k.cu").write_text(_KERNEL, encoding="utf-8")
     proc = _subprocess(
@@ -356,7 +352,6 @@ def test_known_issue_a_define_power_tower_does_not_hang(tmp_path):
     assert proc.returncode in (0, 2) and "Traceback" not in proc.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="known: #if is evaluated by Python eval (exprs)")
 def test_known_issue_an_if_power_tower_does_not_hang(tmp_path):
     text = "#if 9**9**9**9\n#define N 4\n#else\n#define N 8\n#endif\n" + _KERNEL
     (tmp_path / "k.cu").write_text(text, encoding="utf-8")
@@ -400,7 +395,6 @@ def test_a_comment_between_the_words_of_pragma_omp_target_keeps_the_region(tmp_p
         assert json.loads(result.stdout)["kernels"][0]["bytes_per_thread"]["store"] == 4
 
 
-@pytest.mark.xfail(strict=True, reason="finding F6: loops on one line share a trip symbol")
 def test_finding_two_loops_on_one_line_have_their_own_trip_symbols(tmp_path):
     loops = "for (int j = 0; j < idx[0]; j++) for (int q = 0; q < idx[1]; q++) a[q] += 1.0f;"
     text = f"__global__ void k(float* a, const int* idx) {{\n  {loops}\n}}\n"
@@ -409,7 +403,6 @@ def test_finding_two_loops_on_one_line_have_their_own_trip_symbols(tmp_path):
     assert len(json.loads(result.stdout)["kernels"][0]["symbols"]) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="finding F7: an access's key keeps its blanks")
 def test_finding_an_access_spelled_without_blanks_is_the_same_access(tmp_path):
     def loads(product: str) -> object:
         body = f"  int i = threadIdx.x;\n  b[i] = {product};\n"

@@ -514,9 +514,8 @@ def sources(max_depth: int = 3) -> st.SearchStrategy[Source]:
     return st.one_of(cuda_sources(max_depth), openmp_sources(max_depth))
 
 
-#: whether two code tokens may touch (`i+1` for `i + 1`): not until finding F7 in
-#: /work/notes/findings.md is fixed (an access's key keeps whether its tokens touch)
-TOUCHING = False
+#: whether two code tokens may touch (`i+1` for `i + 1`; finding F7, fixed)
+TOUCHING = True
 
 
 def gaps() -> st.SearchStrategy[list[str]]:

@@ -39,10 +39,9 @@ HANG_SECONDS = 10.0
 
 
 def evaluate_condition(text: str, defined: Mapping[str, str]) -> bool | None:
-    """The `#if` evaluator under test: True, False, or None where undecidable. When the
-    strict C-expression parser lands (features/cexpr.py, branch exprs), this one line
-    points at it instead."""
-    return _decide("if", text, defined)
+    """The `#if` evaluator under test (analyzer/ppexpr.py through `_decide`, merged from
+    branch exprs): True, False, or None where undecidable. Another evaluator: this line."""
+    return _decide("if", text, defined).value
 
 
 #: a shift by a huge amount, which Python's eval computes in full (finding F5)
