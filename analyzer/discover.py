@@ -298,7 +298,9 @@ def discover_files(
     return result
 
 
-_OMP_TARGET = re.compile(rb"#[ \t]*pragma[ \t]+omp[ \t]+target")
+#: a blank or a comment between the words of a directive (comments become blanks in cpp)
+_GAP = rb"(?:[ \t]|/\*(?:[^*]|\*(?!/))*\*/)"
+_OMP_TARGET = re.compile(rb"#" + _GAP + rb"*pragma" + _GAP + rb"+omp" + _GAP + rb"+target")
 
 
 def _has_marker(data: bytes) -> bool:

@@ -1,0 +1,20 @@
+"""Hypothesis profiles for the property and fuzz tests.
+
+`ci` (the default) is derandomized with a small budget so that a run is reproducible and the
+property files stay short on a small machine; `long` (`--hypothesis-profile=long`) draws many
+random examples for a search before a release. Tests size their own budgets as fractions
+of the profile's `max_examples` (see `budget`), so one switch scales them all.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, settings
+
+_COMMON = {
+    "deadline": None,  # the first analysis imports and warms caches: a timing, not a bug
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+    "print_blob": True,
+}
+settings.register_profile("ci", max_examples=20, derandomize=True, database=None, **_COMMON)
+settings.register_profile("long", max_examples=1000, **_COMMON)
+settings.load_profile("ci")  # `--hypothesis-profile` is applied after this, and wins
