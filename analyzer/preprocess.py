@@ -36,6 +36,8 @@ _DIRECTIVE = re.compile(r"^[ \t]*#")
 #: a directive and the lines its trailing backslashes continue it onto
 _DIRECTIVE_BLOCK = re.compile(r"#[^\n]*(?:(?<=\\)\n[^\n]*)*")
 _DEFINE_LINE = re.compile(r"#[ \t]*define[ \t]")
+#: a comment between `#`, `define` and the name (rare: the common case skips stripping)
+_COMMENT_IN_DIRECTIVE = re.compile(r"#[ \t]*(?:define[ \t]*)?/\*")
 _INCLUDE = re.compile(r'#[ \t]*include[ \t]*"([^"]+)"')
 _DEFINE_OR_UNDEF = re.compile(r"[ \t]*#[ \t]*(?:define|undef)[ \t]")
 
@@ -73,6 +75,8 @@ def collect_macros(text: str) -> dict[str, Macro]:
     macros: dict[str, Macro] = {}
     if "define" not in text:
         return macros
+    if _COMMENT_IN_DIRECTIVE.search(text):
+        text = strip_comments(text)  # `#define /* c */ N 1` defines N, as cpp reads it
     text = text.replace("\\\r\n", "\\\n")
     for start, _ in _directives(_DEFINE_LINE, text):
         if start >= 2 and text[start - 2] == "\\":

@@ -370,7 +370,6 @@ def test_known_issue_output_to_a_folder_is_a_clear_error(tmp_path):
 # ---------------------------------------------------------------- findings (findings.md)
 
 
-@pytest.mark.xfail(strict=True, reason="finding F2: `#define /* c */ NAME` is not collected")
 def test_finding_a_comment_after_define_still_defines_the_macro(tmp_path):
     kernel = "__global__ void k(float* a, int n) {\n  float v = a[AT(n, 1)];\n}\n"
     plain = "#define M 1\n#define AT(r, c) ((r) * M + (c))\n" + kernel
