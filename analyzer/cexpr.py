@@ -91,6 +91,9 @@ def _char_value(body: str, text: str) -> int:
     raise CExprError(f"unsupported character literal {text}")
 
 
+_DIGITS = frozenset("0123456789")  # not str.isdigit: "¹" is a digit to Python, not to C
+
+
 def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[Token]:
     """C tokens of `text`; anything else (a string literal, `@`, a backquote) is an error."""
     tokens: list[Token] = []
@@ -102,7 +105,7 @@ def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[Token]:
             continue
         if len(tokens) >= max_tokens:
             raise CExprError(f"expression longer than {max_tokens} tokens")
-        if ch.isdigit() or (ch == "." and pos + 1 < end and text[pos + 1].isdigit()):
+        if ch in _DIGITS or (ch == "." and pos + 1 < end and text[pos + 1] in _DIGITS):
             match = _PP_NUMBER.match(text, pos)
             assert match is not None  # a digit always starts one
             tokens.append(_number_token(match.group(0)))

@@ -316,3 +316,13 @@ def test_an_unlistable_folder_is_named_in_a_warning(tmp_path: Path, monkeypatch,
     warnings = [line for line in result.stderr.splitlines() if str(locked) in line]
     assert len(warnings) == 1 and "warning" in warnings[0]
     assert json.loads(result.stdout)["problems"][0]["file"] == str(locked)
+
+
+def test_a_unicode_digit_in_a_define_is_bad_input_not_a_crash():
+    """Python's str.isdigit() takes "¹" for a digit; C does not (found by the property tests)."""
+    from roofcast.analyzer.cexpr import CExprError, tokenize
+
+    with pytest.raises(CExprError):
+        tokenize("¹")
+    with pytest.raises(CExprError):
+        tokenize("2²")
