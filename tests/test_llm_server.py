@@ -245,7 +245,7 @@ def test_predictor_protocol_on_an_analyzed_kernel(local_server: LocalServer, tmp
     source.write_text(TOY_CU.split("__global__ void poly")[0])
     report = analyze_paths([source], GPU)
     result = report.kernels[0]
-    # string options, as `evaluate --predictor llm -o KEY=VALUE` passes them
+    # string options, as `evaluate --predictor llm -O KEY=VALUE` passes them
     predictor = get_predictor("llm", model="local", base_url=local_server.base_url,
                               scenario="hybrid", budget=str(BUDGET), max_tokens="60",
                               store=str(tmp_path / "p.sqlite"))
@@ -318,7 +318,7 @@ def test_evaluate_scores_the_llm_predictor_on_the_same_rows(
     proc = _run_cli("evaluate", "--manifest", str(manifest), "--sources", str(sources),
                     "--gpu", "rtx3080", "--predictor", "llm", "--model", "local",
                     "--base-url", local_server.base_url, "--scenario", "zero-shot",
-                    "-o", f"store={tmp_path / 'eval.sqlite'}", "-o", f"budget={BUDGET}",
+                    "--store", str(tmp_path / "eval.sqlite"), "-O", f"budget={BUDGET}",
                     "--format", "json", "-q")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)

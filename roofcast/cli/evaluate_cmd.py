@@ -178,6 +178,7 @@ def evaluate(
     _no_option_as_output(output)
     output_file(output)
     output_folder(report, "--report")
+    output_file(store, "--store")
     if limit is not None and limit < 1:
         fail("--limit must be at least 1")
     if per_class < 1:
