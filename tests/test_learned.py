@@ -17,7 +17,7 @@ from roofcast.gpu_specs import load_gpu
 from roofcast.pipeline import analyze_paths
 from roofcast.predictors.learned import LearnedPredictor, packaged_model_path
 from roofcast.predictors.learned_features import FEATURE_NAMES
-from roofcast.predictors.training import Dataset, export, save, train
+from roofcast.predictors.training import HYPERPARAMETERS, Dataset, export, save, train
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL = ROOT / "tests" / "data" / "eval"
@@ -34,11 +34,35 @@ def _synthetic(n: int = 240, seed: int = 3) -> Dataset:
     return Dataset(X, Y, labels, groups, languages)
 
 
-def test_exported_trees_reproduce_sklearn_predictions(tmp_path):
+#: Fewer, larger boosting steps than the shipped model's: the tests below are about the code
+#: (export, reproducibility, cross-validation, learning a rule), and each fit of the shipped
+#: settings (3 classes x 3 bags x 300 trees) costs seconds of CPU.
+SMALL_FOREST = {**HYPERPARAMETERS, "n_estimators": 60, "learning_rate": 0.2}
+
+
+@pytest.fixture(autouse=True)
+def small_forest(monkeypatch):
+    from roofcast.predictors import training
+
+    monkeypatch.setattr(training, "HYPERPARAMETERS", SMALL_FOREST)
+
+
+@pytest.fixture(scope="module")
+def fitted_seed0() -> dict:
+    """One fit of the synthetic data with seed 0, shared by the tests that need one."""
     from roofcast.predictors import training
 
     data = _synthetic()
-    fitted = training._fit(data.X, data.Y, seed=0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(training, "HYPERPARAMETERS", SMALL_FOREST)
+        return training._fit(data.X, data.Y, seed=0)
+
+
+def test_exported_trees_reproduce_sklearn_predictions(tmp_path, fitted_seed0):
+    from roofcast.predictors import training
+
+    data = _synthetic()
+    fitted = fitted_seed0
     reference = training._predict(fitted, data.X)
     path = tmp_path / "m.json.gz"
     save(export(fitted, {"manifest": "synthetic"}, None, 0.3), path)
@@ -48,7 +72,7 @@ def test_exported_trees_reproduce_sklearn_predictions(tmp_path):
         np.testing.assert_allclose(got[cls], reference[:, i], rtol=1e-5, atol=1e-5)
 
 
-def test_a_model_file_is_read_once_until_it_is_rewritten(tmp_path):
+def test_a_model_file_is_read_once_until_it_is_rewritten(tmp_path, fitted_seed0):
     """`analyze_paths` loads the default model on every call: the same file gives the same
     predictor, a retrained one at the same path is read again."""
     import os
@@ -57,7 +81,7 @@ def test_a_model_file_is_read_once_until_it_is_rewritten(tmp_path):
 
     data = _synthetic()
     path = tmp_path / "m.json.gz"
-    save(export(training._fit(data.X, data.Y, seed=0), {"manifest": "a"}, None, 0.3), path)
+    save(export(fitted_seed0, {"manifest": "a"}, None, 0.3), path)
     first = LearnedPredictor.load(path)
     assert LearnedPredictor.load(str(path)) is first
     save(export(training._fit(data.X, data.Y, seed=5), {"manifest": "b"}, None, 0.3), path)
