@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import partial
 
 import networkx as nx
+import sympy
 import tree_sitter
 from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
@@ -158,8 +159,8 @@ def kernels_in(
         # launch sites in source order: the same every run, whatever the indexing order
         sites = sorted(launches.get(fn.bare_name, []), key=lambda s: (s[0].file, s[0].line))
         host = ""
-        footprint = ""
-        bindings: dict[str, str] = {}
+        footprint: sympy.Expr | None = None
+        bindings: dict[str, sympy.Expr] = {}
         if sites:
             call = sites[0][1]
             host_fn = _enclosing_function(call)
@@ -209,9 +210,8 @@ def kernels_in(
 _HOST_FOOTPRINT = NodeCache(256)
 
 
-def _footprint(host_fn: tree_sitter.Node, outer: dict) -> str:
-    allocated = device_allocations(host_fn, "cuda", outer)
-    return str(allocated) if allocated is not None else ""
+def _footprint(host_fn: tree_sitter.Node, outer: dict) -> sympy.Expr | None:
+    return device_allocations(host_fn, "cuda", outer)
 
 
 def _with_template(func: tree_sitter.Node) -> tree_sitter.Node:

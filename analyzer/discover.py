@@ -42,8 +42,13 @@ class DiscoveryResult:
 class _Indexer:
     """Parses and indexes each file at most once; resolves quoted includes."""
 
-    def __init__(self, defines: Mapping[str, str] | None = None) -> None:
-        self.defines = dict(defines or {})
+    def __init__(
+        self, defines: Mapping[str, str] | None = None, undefines: frozenset[str] = frozenset()
+    ) -> None:
+        self.undefines = undefines
+        self.defines = {k: v for k, v in (defines or {}).items() if k not in undefines}
+        #: file -> the undefined macros whose absence chose an arm of its conditionals
+        self.undefined_used: dict[Path, list[str]] = {}
         self.macro_cache: dict[Path, dict[str, Macro]] = {}
         self.own_macros: dict[Path, dict[str, Macro]] = {}  # defined in the file itself
         self.included_names: dict[Path, frozenset[str]] = {}  # defined by its local headers
@@ -76,13 +81,24 @@ class _Indexer:
         # Conditionals see --define, then macros of included headers; the file's own
         # #defines join as they are met (an include guard is not defined before its #ifndef).
         own = self.own_macros[key]  # collected by macros_for above
-        known = {k: m.body or "1" for k, m in macros.items() if m.params is None and k not in own}
+        known = {
+            k: (m.body or "1") if m.params is None else None
+            for k, m in macros.items()
+            if k not in own
+        }
         defined = {**known, **self.defines}
         deferred = frozenset(own).difference(self.included_names.get(key, ()), self.defines)
-        stripped, expanded = _RECENT_EXPANSIONS.get(
-            (source.text, frozenset(macros.items()), frozenset(defined.items()), deferred, pinned),
+        stripped, expanded, self.undefined_used[key] = _RECENT_EXPANSIONS.get(
+            (
+                source.text,
+                frozenset(macros.items()),
+                frozenset(defined.items()),
+                deferred,
+                pinned,
+                self.undefines,
+            ),
             len(source.text),
-            partial(_expand, source.text, macros, defined, deferred, pinned),
+            partial(_expand, source.text, macros, defined, deferred, pinned, self.undefines),
         )
         shared = parse_shared(expanded, source.grammar)
         grammar = source.grammar
@@ -143,28 +159,54 @@ class _Indexer:
 
 
 #: a copy of a file under another folder, with the same macros, expands the same
-_RECENT_EXPANSIONS: RecentTexts[tuple[str, str]] = RecentTexts(4_000_000)
+_RECENT_EXPANSIONS: RecentTexts[tuple[str, str, list[str]]] = RecentTexts(4_000_000)
 
 
 def _expand(
     text: str,
     macros: Mapping[str, Macro],
-    defined: Mapping[str, str],
+    defined: Mapping[str, str | None],
     deferred: frozenset[str],
     pinned: frozenset[str],
-) -> tuple[str, str]:
-    """(comments stripped, then preprocessed): what the user reads and what is parsed."""
+    undefines: frozenset[str],
+) -> tuple[str, str, list[str]]:
+    """(comments stripped, then preprocessed, the undefined macros that chose an arm): what
+    the user reads, what is parsed, and what the report notes."""
     stripped = strip_comments(text)
+    notes: list[str] = []
     expanded = preprocess(
-        stripped, macros, comments_stripped=True, defined=defined, deferred=deferred, pinned=pinned
+        stripped,
+        macros,
+        comments_stripped=True,
+        defined=defined,
+        deferred=deferred,
+        pinned=pinned,
+        undefined=undefines,
+        notes=notes,
     )
-    return stripped, expanded
+    return stripped, expanded, notes
 
 
-def discover(paths: Sequence[Path], defines: Mapping[str, str] | None = None) -> DiscoveryResult:
-    """All kernels under `paths`. Raises SourceError only for a path that does not exist."""
+def discover(
+    paths: Sequence[Path],
+    defines: Mapping[str, str] | None = None,
+    undefines: frozenset[str] = frozenset(),
+    include_dirs: Sequence[Path] = (),
+) -> DiscoveryResult:
+    """All kernels under `paths`. Raises SourceError only for a path that does not exist.
+    `undefines` (-U) are undefined from the start; `include_dirs` (-I) are searched for
+    quoted includes after the folders given."""
     forget_resolved()  # files may have changed since the last analysis in this process
-    return discover_files(expand_paths(paths), roots_of(paths), defines)
+    unlistable: list[Path] = []
+    files = expand_paths(paths, unlistable)
+    result = discover_files(files, [*roots_of(paths), *include_dirs], defines, undefines)
+    result.problems[:0] = [unlistable_folder(folder) for folder in unlistable]
+    return result
+
+
+def unlistable_folder(folder: Path) -> FileProblem:
+    """The warning for a folder whose files could not be listed (skipped, analysis goes on)."""
+    return FileProblem(str(folder), "cannot list this folder: its files were skipped", fatal=False)
 
 
 def roots_of(paths: Sequence[Path]) -> list[Path]:
@@ -174,10 +216,13 @@ def roots_of(paths: Sequence[Path]) -> list[Path]:
 
 
 def discover_files(
-    files: Sequence[Path], roots: Sequence[Path], defines: Mapping[str, str] | None = None
+    files: Sequence[Path],
+    roots: Sequence[Path],
+    defines: Mapping[str, str] | None = None,
+    undefines: frozenset[str] = frozenset(),
 ) -> DiscoveryResult:
     """All kernels in a listing of files (see `partition` for analysing one in parts)."""
-    indexer = _Indexer(defines)
+    indexer = _Indexer(defines, undefines)
     indexer.roots = list(roots)
     indexer.by_name = files_by_name(files)
     result = DiscoveryResult(files=len(files))
@@ -233,7 +278,11 @@ def discover_files(
             found.extend(
                 openmp.regions_in(source_index, context, owner, calls_near(source_index.path))
             )
+        undefined_used = sorted(
+            {n for i in visible for n in indexer.undefined_used.get(resolved(i.path), ())}
+        )
         for kernel in found:
+            kernel.undefined_macros = list(undefined_used)
             key = (resolved(Path(kernel.file)), kernel.line, kernel.name)
             if key not in seen_kernels:
                 seen_kernels.add(key)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from roofcast.analyzer.callsites import CallSites
 
 MAX_DEPTH = 6
+MAX_SNIPPET_DEPTH = 32  # operators nested in a map clause's section length, at most
 _ARGV_CALLS = {
     "atoi",
     "atol",
@@ -120,6 +121,15 @@ class HostScope:
     def value(
         self, node: tree_sitter.Node | None, before: int, depth: int = 0
     ) -> sympy.Expr | None:
+        """The value of `node` from the definitions before byte `before`. Recursive, but
+        each call deeper spends one of MAX_DEPTH levels; parentheses and casts, which
+        spend none, are unwrapped in a loop (so nesting in host code costs no stack)."""
+        while node is not None and node.type in ("parenthesized_expression", "cast_expression"):
+            node = (
+                node.child_by_field_name("value")
+                if node.type == "cast_expression"
+                else (node.named_children[0] if node.named_children else None)
+            )
         if node is None or depth > MAX_DEPTH:
             return None
         t = node.type
@@ -134,10 +144,6 @@ class HostScope:
             except ValueError:
                 return None
             return sympy.Integer(int(number)) if number.is_integer() else sympy.Float(number)
-        if t in ("parenthesized_expression",) and node.named_children:
-            return self.value(node.named_children[0], before, depth)
-        if t == "cast_expression":
-            return self.value(node.child_by_field_name("value"), before, depth)
         if t == "identifier":
             name = node_text(node)
             earlier = [v for start, v in self.defs.get(name, []) if start < before]
@@ -194,16 +200,17 @@ def bind_call(
     grammar: str,
     at: int,
     outer: dict[str, sympy.Expr] | None = None,
-) -> dict[str, str]:
-    """Kernel/function parameter -> its value at this call, as a sympy expression string."""
+) -> dict[str, sympy.Expr]:
+    """Kernel/function parameter -> its value at this call, a sympy expression (passed as
+    such: a string would have to be parsed again, and parsing text is where code can hide)."""
     scope = HostScope(caller, grammar, outer)
-    out: dict[str, str] = {}
+    out: dict[str, sympy.Expr] = {}
     for name, arg in zip(params, args, strict=False):
         if not name:
             continue
         value = scope.value(arg, at)
         if value is not None:
-            out[name] = str(value)
+            out[name] = value
     return out
 
 
@@ -283,23 +290,26 @@ def mapped_bytes(
     return sympy.Add(*sizes.values()) if sizes else None
 
 
-def _value_in(scope: HostScope, node: tree_sitter.Node | None, at: int) -> sympy.Expr | None:
-    """Evaluate a snippet's expression against the scope's definitions (by name)."""
-    if node is None:
+def _value_in(
+    scope: HostScope, node: tree_sitter.Node | None, at: int, depth: int = 0
+) -> sympy.Expr | None:
+    """Evaluate a snippet's expression against the scope's definitions (by name); operators
+    nested deeper than MAX_SNIPPET_DEPTH are unknown (the recursion stays shallow)."""
+    while node is not None and node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    if node is None or depth > MAX_SNIPPET_DEPTH:
         return None
     if node.type == "identifier":
         name = node_text(node)
         earlier = [v for start, v in scope.defs.get(name, []) if start < at]
         return scope.value(earlier[-1], earlier[-1].start_byte) if earlier else None
     if node.type == "binary_expression":
-        a = _value_in(scope, node.child_by_field_name("left"), at)
-        b = _value_in(scope, node.child_by_field_name("right"), at)
+        a = _value_in(scope, node.child_by_field_name("left"), at, depth + 1)
+        b = _value_in(scope, node.child_by_field_name("right"), at, depth + 1)
         op = operator(node)
         if a is None or b is None:
             return None
         return {"+": a + b, "-": a - b, "*": a * b}.get(op, a / b if op == "/" and b != 0 else None)
-    if node.type == "parenthesized_expression" and node.named_children:
-        return _value_in(scope, node.named_children[0], at)
     return scope.value(node, at)
 
 

@@ -190,11 +190,13 @@ def build_index(
                     fields = _struct_fields(type_node)
                     if fields:
                         index.structs[alias] = fields
+                _member_alias(node, alias, _type_name(type_node), index)
     for node in found.get("alias", []):
         name = node.child_by_field_name("name")
         type_node = node.child_by_field_name("type")
         if name is not None and type_node is not None:
             index.typedefs[node_text(name)] = node_text(type_node)
+            _member_alias(node, node_text(name), node_text(type_node), index)
     for node in found.get("struct", []):
         name = node.child_by_field_name("name")
         if name is not None:
@@ -228,6 +230,25 @@ def build_index(
             )
         )
     return index
+
+
+def _member_alias(node: tree_sitter.Node, alias: str, target: str, index: FileIndex) -> None:
+    """A typedef or `using` inside a class body is also recorded as `Class<args>::alias`
+    (a specialisation, args without spaces) or `Class::alias` (the primary template, its
+    parameters written `$0`, `$1`, ... for the type resolver to substitute), so that
+    `typename vec4<T>::Type` resolves once T is known."""
+    body = node.parent
+    owner = body.parent if body is not None and body.type == "field_declaration_list" else None
+    if owner is None or owner.type not in ("struct_specifier", "class_specifier"):
+        return
+    name = owner.child_by_field_name("name")
+    if name is None:
+        return
+    owner_name = "".join(node_text(name).split())
+    if "<" not in owner_name:
+        for i, param in enumerate(template_params(owner)):
+            target = re.sub(rf"\b{re.escape(param)}\b", f"${i}", target)
+    index.typedefs[f"{owner_name}::{alias}"] = target
 
 
 def _type_name(type_node: tree_sitter.Node) -> str:

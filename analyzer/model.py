@@ -57,12 +57,15 @@ class KernelIR:
     host_context: str = ""
     pragma: str = ""
     end_line: int = 0
-    #: parameter (or OpenMP host local) -> its value at the call site, as a sympy expression
+    #: parameter (or OpenMP host local) -> its value at the call site, a sympy expression
     #: over constants and `argv_k` (the program's k-th command-line argument)
-    host_bindings: dict[str, str] = field(default_factory=dict)
-    #: device data footprint in bytes from host code (allocations, map clauses), as a
-    #: sympy expression string over constants and argv_k; "" when not found
-    footprint: str = ""
+    host_bindings: dict[str, Any] = field(default_factory=dict)
+    #: device data footprint in bytes from host code (allocations, map clauses), a sympy
+    #: expression over constants and argv_k; None when not found
+    footprint: Any = None
+    #: macros nothing defined whose absence chose an arm of an `#if` in the kernel's file or
+    #: the headers it includes (cpp takes them as undefined; a --define changes the arm)
+    undefined_macros: list[str] = field(default_factory=list)
     #: OpenMP: number of loops merged by collapse(n) into the work-shared iteration space.
     collapse: int = 0
     ast: Any = field(default=None, repr=False, compare=False)

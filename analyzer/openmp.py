@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import sympy
 import tree_sitter
 from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
@@ -85,7 +86,7 @@ Owner = tuple[tree_sitter.Node, int]
 
 def _footprint(
     index: FileIndex, func: tree_sitter.Node, pragma: tree_sitter.Node, limit: int | None
-) -> str:
+) -> sympy.Expr | None:
     """Bytes in the map clauses of this region and of the target data regions around it."""
     texts = [node_text(pragma)]
     if limit is None:
@@ -94,8 +95,7 @@ def _footprint(
             for p in index.pragmas
             if func.start_byte <= p.start_byte < pragma.start_byte and "target" in node_text(p)
         ]
-    value = mapped_bytes(texts, func, index.grammar, pragma.start_byte if limit is None else limit)
-    return str(value) if value is not None else ""
+    return mapped_bytes(texts, func, index.grammar, pragma.start_byte if limit is None else limit)
 
 
 def regions_in(
@@ -132,7 +132,7 @@ def regions_in(
                 pragma=text,
                 collapse=collapse,
                 template_params=template_params(func),
-                host_bindings={k: str(v) for k, v in caller_bindings(func, calls).items()},
+                host_bindings=caller_bindings(func, calls),
                 footprint=_footprint(index, func, pragma, limit),
                 host_context=(
                     index.display(func.start_point[0] + 1, func.end_point[0] + 1)

@@ -88,6 +88,23 @@ def node_text(node: tree_sitter.Node) -> str:
     return text.decode("utf-8", "replace") if text is not None else ""
 
 
+def token_text(node: tree_sitter.Node) -> str:
+    """The node's tokens joined by one blank: the same text however the source lays them out
+    (`a[i+1]` and `a[i + 1]` name one element). Comments are left out; the walk is iterative."""
+    if node.child_count == 0:
+        return node_text(node)
+    tokens: list[str] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.child_count == 0 or current.type in ("string_literal", "char_literal"):
+            if current.type != "comment":
+                tokens.append(node_text(current))
+        else:
+            stack.extend(reversed(current.children))
+    return " ".join(tokens)
+
+
 class NodeCache:
     """Values derived from a parse node alone (a function's parameters, the names a loop
     assigns), computed once although counting and host analysis ask again and again.

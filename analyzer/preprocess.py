@@ -6,7 +6,8 @@ function-like macros defined in the file or its local headers are expanded befor
 where cpp would expand them: a file's own macro from its `#define` line on (its headers' from
 the top), a function-like one only when called with its number of arguments.
 Every expansion keeps the line count of what it replaces, so reported lines stay the file's
-lines. Conditional directives are left to the grammar; `#define` lines stay as written.
+lines. Conditionals keep the arm cpp keeps (`resolve_conditionals`, `ppexpr`); directive
+lines become empty, `#define` lines stay as written.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+
+from roofcast.analyzer.ppexpr import Condition, evaluate_condition, is_reserved
 
 MAX_GROWTH = 8  # stop expanding once the text is this many times its original size
 MAX_DEPTH = 12
@@ -332,58 +335,82 @@ KNOWN_UNDEFINED = frozenset(
 )
 
 
-def _decide(kind: str, condition: str, defined: Mapping[str, str]) -> bool | None:
-    """True/False when the condition is decidable from user defines and compiler builtins."""
-    cond = condition.strip()
-    if kind in ("ifdef", "ifndef"):
-        name = cond.split()[0] if cond.split() else ""
-        if name in defined or name in KNOWN_DEFINED:
-            truth = True
-        elif name in KNOWN_UNDEFINED:
+#: what the standard and CUDA headers define (files include them; their values stay unknown)
+HEADER_DEFINED = frozenset(
+    {
+        "NULL", "EXIT_SUCCESS", "EXIT_FAILURE", "RAND_MAX", "CHAR_BIT", "SIZE_MAX",
+        "INT_MAX", "INT_MIN", "UINT_MAX", "LONG_MAX", "LONG_MIN", "ULONG_MAX", "LLONG_MAX",
+        "INT32_MAX", "INT64_MAX", "UINT32_MAX", "UINT64_MAX",
+        "FLT_MAX", "FLT_MIN", "FLT_EPSILON", "DBL_MAX", "DBL_MIN", "DBL_EPSILON",
+        "HUGE_VAL", "HUGE_VALF", "INFINITY", "NAN", "M_PI", "M_E", "M_SQRT2", "M_LN2",
+        "CUDART_VERSION", "CUDA_VERSION", "CUDART_PI_F", "CUDART_INF_F",
+    }
+)  # fmt: skip
+
+
+def _status(name: str, undefined: frozenset[str]) -> str:
+    """What is known of a name no `#define` or --define gave: `-U`, the compilers' builtins
+    and the standard headers' macros first; any other name is absent (undefined, as cpp)."""
+    if name in undefined:
+        return "undefined"
+    if name in KNOWN_DEFINED or name in HEADER_DEFINED:
+        return "defined"
+    if name in KNOWN_UNDEFINED:
+        return "undefined"
+    return "absent"
+
+
+def _decide(
+    kind: str,
+    condition: str,
+    defined: Mapping[str, str | None],
+    undefined: frozenset[str] = frozenset(),
+) -> Condition:
+    """The truth of `#if`/`#ifdef`/`#ifndef condition` as cpp decides it: a macro that nothing
+    defined (no --define, no `#define` above, no header, not a builtin) is undefined, 0 in an
+    expression. Undecidable (None): a builtin's value, a name the implementation reserves
+    (`__GNUC__`), a function-like macro called, a malformed or non-C condition."""
+    if kind not in ("ifdef", "ifndef"):
+        return evaluate_condition(condition, defined, lambda n: _status(n, undefined))
+    words = condition.split()
+    name = words[0] if words else ""
+    if not _IDENTIFIER.fullmatch(name):
+        return Condition(None)
+    notes: list[str] = []
+    if name in defined:
+        truth: bool | None = True
+    else:
+        status = _status(name, undefined)
+        if status == "absent" and not is_reserved(name):
             truth = False
+            notes.append(name)
         else:
-            return None
-        return truth if kind == "ifdef" else not truth
-    expr = re.sub(
-        r"defined\s*\(?\s*([A-Za-z_]\w*)\s*\)?",
-        lambda m: (
-            "1"
-            if (m.group(1) in defined or m.group(1) in KNOWN_DEFINED)
-            else ("0" if m.group(1) in KNOWN_UNDEFINED else "?")
-        ),
-        cond,
-    )
-    expr = re.sub(
-        r"[A-Za-z_]\w*",
-        lambda m: (
-            defined.get(m.group(0), "?") if m.group(0) not in ("and", "or", "not") else m.group(0)
-        ),
-        expr,
-    )
-    if "?" in expr or not re.fullmatch(r"[\d\s()+\-*/%<>=!&|]+", expr):
-        return None
-    try:
-        return bool(
-            eval(
-                expr.replace("&&", " and ")
-                .replace("||", " or ")
-                .replace("!", " not ")
-                .replace(" not =", "!="),
-                {"__builtins__": {}},
-            )
-        )  # noqa: S307 - digits only
-    except Exception:  # noqa: BLE001 - undecidable
-        return None
+            truth = {"defined": True, "undefined": False}.get(status)
+    if truth is None:
+        return Condition(None)
+    return Condition(truth if kind == "ifdef" else not truth, notes)
 
 
-def resolve_conditionals(text: str, defined: Mapping[str, str]) -> str:
-    """Keep one arm of every `#if`: the decidable one, else the first. Dropped lines and the
-    conditional directives become empty lines, so line numbers do not move."""
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def resolve_conditionals(
+    text: str,
+    defined: Mapping[str, str | None],
+    undefined: frozenset[str] = frozenset(),
+    notes: list[str] | None = None,
+) -> str:
+    """Keep one arm of every `#if`: the one cpp keeps where that is decidable, else the first.
+    Dropped lines and the conditional directives become empty lines, so line numbers do not
+    move. `defined`: macro -> body (None: function-like); `undefined`: names `-U` removed.
+    `notes` receives the undefined macros whose absence chose an arm (not an `#ifndef X`
+    whose arm defines X: an include guard or a default value)."""
     lines = text.split("\n")
-    defined = dict(defined)
+    defined = {k: v for k, v in defined.items() if k not in undefined}
     stack: list[list[bool]] = []  # per level: [this arm active, an arm already taken]
     out: list[str] = []
     active = True  # all(level[0] for level in stack), kept up to date
+    chose: dict[str, bool] = {}  # undefined macro that chose an arm -> only by its #ifndef
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -403,12 +430,18 @@ def resolve_conditionals(text: str, defined: Mapping[str, str]) -> str:
                 " ".join(b.rstrip("\\") for b in [match.group(2), *block[1:]]),
             )
             if kind in ("if", "ifdef", "ifndef"):
-                decision = _decide(kind, rest, defined) if active else False
-                take = True if decision is None else decision
+                take = False
+                if active:
+                    decision = _decide(kind, rest, defined, undefined)
+                    _note(chose, decision, kind == "ifndef")
+                    take = True if decision.value is None else decision.value
                 stack.append([take and active, take])
             elif kind == "elif" and stack:
-                decision = _decide("if", rest, defined)
-                take = not stack[-1][1] and decision is True
+                take = False
+                if not stack[-1][1] and all(level[0] for level in stack[:-1]):
+                    decision = _decide("if", rest, defined, undefined)
+                    _note(chose, decision, False)
+                    take = decision.value is True
                 stack[-1] = [take, stack[-1][1] or take]
             elif kind == "else" and stack:
                 stack[-1] = [not stack[-1][1], True]
@@ -419,23 +452,41 @@ def resolve_conditionals(text: str, defined: Mapping[str, str]) -> str:
             continue
         if active:
             match_define = _DEFINE.match(line)
-            if match_define and match_define.group(2) is None:
-                body = match_define.group(3).split("//")[0].strip()
-                defined.setdefault(match_define.group(1), body or "1")
+            if match_define:
+                name = match_define.group(1)
+                if chose.get(name):
+                    del chose[name]  # `#ifndef X / #define X`: a guard or a default
+                if match_define.group(2) is None:
+                    body = match_define.group(3).split("//")[0].strip()
+                    defined.setdefault(name, body or "1")
+                else:
+                    defined.setdefault(name, None)
             undef = _UNDEF.match(line)
             if undef:
                 defined.pop(undef.group(1), None)
         out.extend(block if active else [""] * len(block))
+    if notes is not None:
+        notes.extend(chose)
     return "\n".join(out)
+
+
+def _note(chose: dict[str, bool], decision: Condition, by_ifndef: bool) -> None:
+    """Record the undefined macros a decided condition relied on."""
+    if decision.value is None:
+        return
+    for name in decision.undefined:
+        chose[name] = chose.get(name, True) and by_ifndef
 
 
 def preprocess(
     text: str,
     macros: Mapping[str, Macro],
     comments_stripped: bool = False,
-    defined: Mapping[str, str] | None = None,
+    defined: Mapping[str, str | None] | None = None,
     deferred: frozenset[str] = frozenset(),
     pinned: frozenset[str] = frozenset(),
+    undefined: frozenset[str] = frozenset(),
+    notes: list[str] | None = None,
 ) -> str:
     """Comments stripped, conditionals resolved, macros expanded outside directives (and
     inside `#pragma` lines).
@@ -444,11 +495,12 @@ def preprocess(
     `#define` line, as with cpp: a `#define PI ...` or `#define min(a,b) ...` at the end of a
     header, or in an arm the conditionals dropped, leaves the code above it as written.
     A later `#define` of a macro (after `#undef`) expands with its own body from its line on,
-    and `#undef` ends a macro, except `pinned` ones (set on the command line)."""
+    and `#undef` ends a macro, except `pinned` ones (set on the command line).
+    `undefined` and `notes`: see `resolve_conditionals`."""
     if not comments_stripped:
         text = strip_comments(text)
     if "#" in text:
-        text = resolve_conditionals(text, defined or {})
+        text = resolve_conditionals(text, defined or {}, undefined, notes)
     if not macros:
         return text
     expander = _Expander(

@@ -69,15 +69,19 @@ def forget_resolved() -> None:
     existing_file.cache_clear()
 
 
-def expand_paths(paths: Iterable[Path]) -> list[Path]:
-    """Files as given (any suffix) plus kernel-suffixed files under folders, sorted, unique."""
+def expand_paths(paths: Iterable[Path], unlistable: list[Path] | None = None) -> list[Path]:
+    """Files as given (any suffix) plus kernel-suffixed files under folders, sorted, unique.
+    Folders that cannot be listed are skipped and appended to `unlistable` (for a warning)."""
     out: list[Path] = []
     for path in paths:
         if not path.exists():
             raise SourceError(f"{path}: no such file or directory")
         if path.is_dir():
             found: list[str] = []
-            _kernel_files(str(path), found)
+            failed: list[str] = []
+            _kernel_files(str(path), found, failed)
+            if unlistable is not None:
+                unlistable.extend(map(Path, sorted(failed)))
             found.sort(key=lambda name: name.split(os.sep))  # as Paths sort: part by part
             out.extend(map(Path, found))
         else:
@@ -92,7 +96,7 @@ def expand_paths(paths: Iterable[Path]) -> list[Path]:
     return unique
 
 
-def _kernel_files(folder: str, found: list[str]) -> None:
+def _kernel_files(folder: str, found: list[str], failed: list[str]) -> None:
     """Kernel-suffixed files under `folder`, hidden ones and hidden folders left out; links
     to files count, links to folders are not followed (as `Path.rglob`). One `scandir` per
     folder: its entries know their type without a `stat` each."""
@@ -100,6 +104,7 @@ def _kernel_files(folder: str, found: list[str]) -> None:
         with os.scandir(folder) as listing:
             entries = list(listing)
     except OSError:
+        failed.append(folder)
         return
     for entry in entries:
         if entry.name.startswith("."):
@@ -110,7 +115,7 @@ def _kernel_files(folder: str, found: list[str]) -> None:
             is_dir = False
         if is_dir:
             if not entry.is_symlink():
-                _kernel_files(entry.path, found)
+                _kernel_files(entry.path, found, failed)
         elif os.path.splitext(entry.name)[1].lower() in KERNEL_SUFFIXES and entry.is_file():
             found.append(entry.path)
 

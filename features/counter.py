@@ -9,16 +9,27 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, partial
 
 import sympy
 import tree_sitter
 from roofcast.analyzer.functionscan import ASSIGNED_PATTERNS, scan_function
+from roofcast.analyzer.index import template_params
 from roofcast.analyzer.model import KernelIR
-from roofcast.analyzer.parsing import NodeCache, captures, language, node_text, operator, parse
+from roofcast.analyzer.parsing import (
+    NodeCache,
+    captures,
+    language,
+    node_text,
+    operator,
+    parse,
+    token_text,
+)
 from roofcast.features import mathfuncs as mf
+from roofcast.features.asynccopy import ASYNC_COPIES, WARP, WMMA_CALLS, cp_async, fragment
 from roofcast.features.ctypes import (
     BOOL,
     DOUBLE,
@@ -29,6 +40,12 @@ from roofcast.features.ctypes import (
     CType,
     TypeResolver,
     promote,
+    split_args,
+)
+from roofcast.features.sharedmem import (
+    callee_name,
+    classes_returning_shared,
+    function_returns_shared,
 )
 from roofcast.features.symbolic import (
     BUILTIN_VECTORS,
@@ -39,7 +56,23 @@ from roofcast.features.symbolic import (
 )
 from roofcast.features.vector import FeatureVector
 
+_CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast", "dynamic_cast"})
+
 MAX_INLINE_DEPTH = 8
+MAX_MACRO_DEPTH = 16  # macros defined by macros, followed this deep
+#: Rule N2 (docs/counting.md): statements nested deeper than this are counted flat (loops
+#: inside once). The walk recurses per nesting level; the limits keep it far from Python's.
+MAX_STATEMENT_NESTING = 64
+#: Rule N3: expressions nested deeper than this are not counted.
+MAX_EXPRESSION_NESTING = 64
+#: Rule N4: an integer value (trip counts, bound parameters) nested deeper than this, or
+#: larger than MAX_VALUE_SIZE sympy nodes, is unknown: sympy recurses over its expressions.
+MAX_VALUE_DEPTH = 32
+MAX_VALUE_SIZE = 2048
+#: Rule B1: statements and expressions one kernel's walk may visit, inlined bodies included;
+#: beyond it the walk stops and the counts so far are kept (a count, not a clock, so that
+#: every run gives the same report).
+WORK_BUDGET = 300_000
 #: thread axes; OpenMP work-shared loop variables are given these as dependencies
 _X_AXIS = frozenset({"threadIdx.x", "blockIdx.x"})
 _SLOW_AXES = frozenset({"threadIdx.y", "threadIdx.z", "blockIdx.y", "blockIdx.z"})
@@ -87,6 +120,9 @@ class Var:
     deps: frozenset[str] = frozenset()
     loaded: bool = False  # derived from a global load (indirection)
     alias: str = ""  # the caller's name of a pointer bound by an inlined call
+    #: a data member of an object in global/shared memory, seen inside one of its methods:
+    #: (space, the object's alias, its index text, the names the index depends on)
+    member_of: tuple[str, str, str, frozenset[str]] | None = None
 
 
 @dataclass
@@ -102,6 +138,10 @@ _Tally = dict[tuple[int, ...], float]
 
 def _tally() -> _Tally:
     return defaultdict(float)
+
+
+class WorkBudgetExceeded(Exception):
+    """Raised by the walk when a kernel has used its WORK_BUDGET (rule B1)."""
 
 
 # node type -> handler function (or None), shared by all counters: one dict lookup per node
@@ -127,6 +167,7 @@ class KernelCounter:
         self.scopes: list[dict[str, Var]] = [{}]
         self.frames: list[Frame] = []
         self.trips: dict[int, sympy.Expr] = {}
+        self.trip_columns: dict[int, list[int]] = {}  # line -> columns of its unknown loops
         self.tallies: dict[str, _Tally] = defaultdict(_tally)
         self.special: dict[tuple[str, str], _Tally] = defaultdict(_tally)
         self._key: tuple[int, ...] | None = ()  # the frames' ids; None: to be recomputed
@@ -142,6 +183,42 @@ class KernelCounter:
         self.macro_values: dict[str, sympy.Expr | None] = {}
         self.max_depth = 0
         self.nest_products: dict[tuple[int, ...], sympy.Expr] = {}
+        #: data members of the objects whose methods are being inlined, innermost last
+        self.member_stack: list[dict[str, Var]] = []
+        self.stmt_depth = 0  # statements being walked, nested (rule N2)
+        self.expr_depth = 0  # expressions being walked, nested (rule N3)
+        self.macro_depth = 0  # macro values being evaluated, nested
+        self.work = 0  # statements and expressions visited (rule B1)
+        self.budget = WORK_BUDGET
+        self.warned: set[str] = set()  # the rules already named in fv.warnings
+
+    # ---------------------------------------------------------------- limits
+    def spend(self, amount: int = 1) -> None:
+        """Charge visited nodes to the kernel's work budget (rule B1)."""
+        self.work += amount
+        if self.work > self.budget:
+            raise WorkBudgetExceeded
+
+    @contextmanager
+    def within_budget(self) -> Iterator[None]:
+        """Stop the walk, keeping its counts, when the work budget runs out (rule B1)."""
+        try:
+            yield
+        except WorkBudgetExceeded:
+            self.fv.warnings.append(
+                f"too complex (more than {self.budget} statements and expressions to walk):"
+                " approximated, counts cover the part walked"
+            )
+
+    def approximated(self, rule: str, limit: int, where: tree_sitter.Node | str, how: str) -> None:
+        """Say once per kernel and rule where (a node, or words) a nesting limit made the
+        counts approximate."""
+        if rule in self.warned:
+            return
+        self.warned.add(rule)
+        if not isinstance(where, str):
+            where = f"at line {where.start_point[0] + 1 + self.line_offset}"
+        self.fv.warnings.append(f"nesting deeper than {limit} {where}: approximated ({how})")
 
     # ---------------------------------------------------------------- tallies
     @property
@@ -171,6 +248,9 @@ class KernelCounter:
             if count == 0:
                 continue
             trips = self.nest_trips(key)
+            if isinstance(count, sympy.Basic) and not count.is_Number:
+                terms.append(sympy.Mul(count, trips))  # a share of a block's copy: bytes/blockDim
+                continue
             integral = float(count).is_integer()
             if integral and isinstance(trips, sympy.Integer):
                 whole += int(count) * int(trips)
@@ -222,14 +302,21 @@ class KernelCounter:
             return Var(t, space=space)
         return None
 
-    def macro_value(self, name: str, depth: int = 0) -> sympy.Expr | None:
+    def macro_value(self, name: str) -> sympy.Expr | None:
         if name in self.macro_values:
             return self.macro_values[name]
         self.macro_values[name] = None
         text = (
             self.ctx.macros.get(name) if name in self.ctx.macros else self.ctx.constants.get(name)
         )
-        if not text or depth > 10:
+        # A macro defined by another macro recurses through `value`: a chain of them is
+        # followed MAX_MACRO_DEPTH deep, no further (the rest is unknown).
+        if not text:
+            return None
+        if self.macro_depth >= MAX_MACRO_DEPTH:
+            self.approximated(
+                "N4 macros", MAX_MACRO_DEPTH, f"in macro {name}", "an integer value left unknown"
+            )
             return None
         tree = parse(f"int __roofcast_macro = ({text});", "cpp")
         decl = tree.root_node.named_children[0] if tree.root_node.named_children else None
@@ -237,16 +324,37 @@ class KernelCounter:
         if decl is not None:
             for d in decl.children_by_field_name("declarator"):
                 init = d.child_by_field_name("value")
-        value = self.value(init) if init is not None else None
+        self.macro_depth += 1
+        try:
+            value = self.value(init) if init is not None else None
+        finally:
+            self.macro_depth -= 1
         self.macro_values[name] = value
         return value
 
     # ---------------------------------------------------------------- values
     def value(self, node: tree_sitter.Node | None) -> sympy.Expr | None:
-        """The integer value of an expression as sympy, or None when unknown or data-dependent."""
+        """The integer value of an expression as sympy, or None when unknown or data-dependent.
+
+        Iterative (deep input must not exhaust Python's stack): a chain of `+`/`-`, or of
+        `*`, becomes one sympy Add or Mul; nesting deeper than MAX_VALUE_DEPTH, or a result
+        sympy could only walk by deep recursion, is unknown (rule N4)."""
         if node is None:
             return None
+        result = self._value_leaf(node)
+        if result is not _COMPOUND:
+            return result
+        result = self._value_tree(node)
+        if result is not None and result.args and not _small_expression(result):
+            self.approximated("N4", MAX_VALUE_DEPTH, node, "an integer value left unknown")
+            return None
+        return result
+
+    def _value_leaf(self, node: tree_sitter.Node) -> sympy.Expr | None | object:
+        """The value of a node without operands, or _COMPOUND for one with them."""
         t = node.type
+        if t in _VALUE_OPERATIONS:
+            return _COMPOUND
         if t == "number_literal":
             return _number(node_text(node))
         if t == "identifier":
@@ -265,52 +373,6 @@ class KernelCounter:
             if base is not None and member is not None and node_text(base) in BUILTIN_VECTORS:
                 return builtin(node_text(base), node_text(member))
             return None
-        if t in ("parenthesized_expression",):
-            inner = node.named_children
-            return self.value(inner[0]) if inner else None
-        if t == "cast_expression":
-            return self.value(node.child_by_field_name("value"))
-        if t == "binary_expression":
-            a = self.value(node.child_by_field_name("left"))
-            b = self.value(node.child_by_field_name("right"))
-            if a is None or b is None:
-                return None
-            op = operator(node)
-            try:
-                if op == "+":
-                    return a + b
-                if op == "-":
-                    return a - b
-                if op == "*":
-                    return a * b
-                if op == "/":
-                    return a / b if b != 0 else None
-                if op == "<<":
-                    return a * 2**b
-                if op == ">>":
-                    return a / 2**b
-                if op == "%":
-                    return a % b if a.is_number and b.is_number and b != 0 else None
-            except (TypeError, ValueError, ZeroDivisionError):
-                return None
-            return None
-        if t == "unary_expression":
-            op = operator(node)
-            a = self.value(node.child_by_field_name("argument"))
-            if a is None:
-                return None
-            return -a if op == "-" else (a if op == "+" else None)
-        if t == "call_expression":
-            fn = node_text(node.child_by_field_name("function")).split("::")[-1]
-            args = node.child_by_field_name("arguments")
-            vals = [self.value(a) for a in args.named_children] if args else []
-            if (
-                fn in ("min", "max", "umin", "umax", "fmin", "fmax")
-                and len(vals) == 2
-                and None not in vals
-            ):
-                return sympy.Min(*vals) if "min" in fn else sympy.Max(*vals)
-            return None
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
             if inner is not None:
@@ -321,14 +383,52 @@ class KernelCounter:
                 )
                 return sympy.Integer(8 if tt.pointer else tt.element_bytes)
             return None
-        if t == "conditional_expression":
-            return None
-        return None
+        return None  # conditional expressions and anything else: unknown
+
+    def _value_tree(self, root: tree_sitter.Node) -> sympy.Expr | None:
+        """`value` of an expression with operators, by an explicit stack: ("eval", node,
+        depth) tasks push their operands' values on `done`, ("apply", how, n) tasks combine
+        the last n of them."""
+        tasks: list[tuple] = [("eval", root, 0)]
+        done: list[sympy.Expr | None] = []
+        while tasks:
+            task = tasks.pop()
+            if task[0] == "apply":
+                _, how, count = task
+                operands = done[len(done) - count :]
+                del done[len(done) - count :]
+                done.append(None if None in operands else _apply_value(how, operands))
+                continue
+            _, node, depth = task
+            while node is not None and node.type in ("parenthesized_expression", "cast_expression"):
+                if node.type == "cast_expression":
+                    node = node.child_by_field_name("value")
+                else:
+                    node = node.named_children[0] if node.named_children else None
+            if node is None:
+                done.append(None)
+                continue
+            leaf = self._value_leaf(node)
+            if leaf is not _COMPOUND:
+                done.append(leaf)
+                continue
+            if depth >= MAX_VALUE_DEPTH:
+                self.approximated("N4", MAX_VALUE_DEPTH, node, "an integer value left unknown")
+                return None
+            how, operands = _value_operands(node)
+            if how is None:
+                done.append(None)
+                continue
+            tasks.append(("apply", how, len(operands)))
+            tasks.extend(("eval", operand, depth + 1) for operand in reversed(operands))
+        return done[-1] if done else None
 
     def expr_type_only(self, node: tree_sitter.Node) -> CType:
+        while node.type == "parenthesized_expression" and node.named_children:
+            node = node.named_children[0]  # sizeof(float4) parses as sizeof of `(float4)`
         if node.type == "identifier":
             var = self.lookup(node_text(node))
-            return var.type if var else UNKNOWN
+            return var.type if var else self.types.parse(node_text(node))
         return UNKNOWN
 
     # ---------------------------------------------------------------- memory
@@ -430,7 +530,7 @@ class KernelCounter:
         if space in ("global", "shared"):
             names = self.identifiers(indices) | base_names
             key_ctx = self.hoisted_key(names)
-            index_text = ",".join(" ".join(node_text(i).split()) for i in indices) or "0"
+            index_text = ",".join(token_text(i) for i in indices) or "0"
             if member:
                 index_text += "." + member
             key = (space, alias, index_text, key_ctx)
@@ -518,20 +618,33 @@ class KernelCounter:
 
     # ---------------------------------------------------------------- expressions
     def expr(self, node: tree_sitter.Node | None) -> CType:
-        """Count one expression (reads only) and return its type."""
+        """Count one expression (reads only) and return its type.
+
+        Handlers call back here for operands: the walk recurses once per nesting level, so an
+        expression nested deeper than MAX_EXPRESSION_NESTING is not counted (rule N3).
+        No try/finally restores the depth: an exception ends the kernel's walk."""
         if node is None:
+            return UNKNOWN
+        self.work += 1
+        if self.work > self.budget:
+            raise WorkBudgetExceeded
+        if self.expr_depth >= MAX_EXPRESSION_NESTING:
+            self.approximated("N3", MAX_EXPRESSION_NESTING, node, "the deeper part not counted")
             return UNKNOWN
         t = node.type
         handler = _EXPR_HANDLERS.get(t, _MISSING)
         if handler is _MISSING:
             handler = _EXPR_HANDLERS[t] = getattr(KernelCounter, "_e_" + t, None)
+        self.expr_depth += 1
         if handler is not None:
-            return handler(self, node)
-        if t == "ERROR":
-            self.fv.unparsed_regions += 1
-        result = UNKNOWN
-        for child in node.named_children:
-            result = self.expr(child)
+            result = handler(self, node)
+        else:
+            if t == "ERROR":
+                self.fv.unparsed_regions += 1
+            result = UNKNOWN
+            for child in node.named_children:
+                result = self.expr(child)
+        self.expr_depth -= 1
         return result
 
     def _e_number_literal(self, node: tree_sitter.Node) -> CType:
@@ -558,20 +671,46 @@ class KernelCounter:
     def _e_identifier(self, node: tree_sitter.Node) -> CType:
         name = node_text(node)
         var = self.lookup(name) or self.global_var(name)
+        if var is not None and var.member_of is not None and name != "this":
+            return self.member_field(var, name, read=True, write=False)
         return var.type if var else UNKNOWN
+
+    def _e_this(self, node: tree_sitter.Node) -> CType:
+        var = self.lookup("this")  # bound by `bind_members` for an inlined method
+        return var.type if var is not None else UNKNOWN
+
+    def member_field(self, var: Var, field: str, read: bool, write: bool) -> CType:
+        """A data member read or written inside a method of an object in memory: the access
+        `obj[i].field` of the call site (same key as writing it there)."""
+        assert var.member_of is not None
+        space, alias, index_text, names = var.member_of
+        size = 8 if var.type.pointer else var.type.element_bytes
+        key = (space, alias, f"{index_text}.{field}", self.hoisted_key(set(names)))
+        self.record_access(key, size, read, write, set(names))
+        return var.type
 
     def _e_qualified_identifier(self, node: tree_sitter.Node) -> CType:
         return UNKNOWN
 
     def _e_parenthesized_expression(self, node: tree_sitter.Node) -> CType:
+        children = node.named_children
+        while len(children) == 1 and children[0].type == "parenthesized_expression":
+            self.spend()  # `((x))` is one level, not two (rule N1)
+            children = children[0].named_children
         result = UNKNOWN
-        for child in node.named_children:
+        for child in children:
             result = self.expr(child)
         return result
 
     def _e_comma_expression(self, node: tree_sitter.Node) -> CType:
-        self.expr(node.child_by_field_name("left"))
-        return self.expr(node.child_by_field_name("right"))
+        """`a, b, c` nests to the right: walked as a list (rule N1)."""
+        while True:
+            self.expr(node.child_by_field_name("left"))
+            right = node.child_by_field_name("right")
+            if right is None or right.type != "comma_expression":
+                return self.expr(right)
+            self.spend()
+            node = right
 
     def _e_sizeof_expression(self, node: tree_sitter.Node) -> CType:
         return LONG
@@ -582,11 +721,21 @@ class KernelCounter:
         return self.types.parse(node_text(type_node)) if type_node is not None else UNKNOWN
 
     def _e_conditional_expression(self, node: tree_sitter.Node) -> CType:
-        self.add("branches")
-        self.expr(node.child_by_field_name("condition"))
-        a = self.expr(node.child_by_field_name("consequence"))
-        b = self.expr(node.child_by_field_name("alternative"))
-        return promote(a, b)
+        """`a ? x : b ? y : z` nests to the right: walked as a list (rule N1)."""
+        arms: list[CType] = []
+        while True:
+            self.add("branches")
+            self.expr(node.child_by_field_name("condition"))
+            arms.append(self.expr(node.child_by_field_name("consequence")))
+            alternative = node.child_by_field_name("alternative")
+            if alternative is None or alternative.type != "conditional_expression":
+                break
+            self.spend()
+            node = alternative
+        result = self.expr(alternative)
+        for arm in reversed(arms):
+            result = promote(arm, result)
+        return result
 
     def _e_field_expression(self, node: tree_sitter.Node) -> CType:
         arg = node.child_by_field_name("argument")
@@ -596,11 +745,51 @@ class KernelCounter:
             return INT
         if arg is not None and arg.type in ("subscript_expression",):
             return self.memory_access(arg, read=True, write=False, member=member_name)
+        through = self.member_through_pointer(node, read=True, write=False)
+        if through is not None:
+            return through
         base = self.expr(arg)
         operator = node.child_by_field_name("operator")
         if operator is not None and node_text(operator) == "->":
             base = base.deref()
         return self.types.member(base, member_name)
+
+    def member_through_pointer(
+        self, node: tree_sitter.Node, read: bool, write: bool
+    ) -> CType | None:
+        """`p->m` and `(*p).m` with `p` a pointer into global or shared memory: an access to
+        the member of element 0 of `p` (as `p[0].m`), the member's size; None otherwise."""
+        arg = node.child_by_field_name("argument")
+        member = node.child_by_field_name("field")
+        op_node = node.child_by_field_name("operator")
+        if arg is None or member is None:
+            return None
+        while arg.type == "parenthesized_expression" and arg.named_children:
+            arg = arg.named_children[0]
+        if op_node is None or node_text(op_node) != "->":
+            if arg.type == "pointer_expression" and operator(arg) == "*":
+                return self.memory_access(arg, read=read, write=write, member=node_text(member))
+            return None
+        if arg.type not in ("identifier", "this"):
+            return None
+        if node_text(arg) == "this":  # this->field: the member bound for this method
+            field_var = self.lookup(node_text(member))
+            if field_var is not None and field_var.member_of is not None:
+                return self.member_field(field_var, node_text(member), read, write)
+            return None
+        var = self.lookup(node_text(arg)) or self.global_var(node_text(arg))
+        if var is None or not var.type.pointer or var.space not in ("global", "shared"):
+            return None
+        base_type, space, alias, names = self.resolve_base(arg)
+        member_type = self.types.member(base_type.deref(), node_text(member))
+        size = 8 if member_type.pointer else member_type.element_bytes
+        key_ctx = self.hoisted_key(names)
+        self.arrays.add(alias)
+        self.array_indices[(alias, key_ctx)].add("0." + node_text(member))
+        self.record_access(
+            (space, alias, "0." + node_text(member), key_ctx), size, read, write, names
+        )
+        return member_type
 
     def _e_subscript_expression(self, node: tree_sitter.Node) -> CType:
         return self.memory_access(node, read=True, write=False)
@@ -637,9 +826,22 @@ class KernelCounter:
         return t
 
     def _e_binary_expression(self, node: tree_sitter.Node) -> CType:
-        op = operator(node)
-        a = self.expr(node.child_by_field_name("left"))
-        b = self.expr(node.child_by_field_name("right"))
+        """Binary operators associate to the left: `a + b + c + ...` nests down its left
+        operands, walked here as a list (rule N1), in the order of a recursive walk."""
+        spine = [node]
+        left = node.child_by_field_name("left")
+        while left is not None and left.type == "binary_expression":
+            spine.append(left)
+            left = left.child_by_field_name("left")
+        if len(spine) > 1:
+            self.spend(len(spine) - 1)
+        a = self.expr(left)
+        for inner in reversed(spine):
+            a = self.binary(operator(inner), a, self.expr(inner.child_by_field_name("right")))
+        return a
+
+    def binary(self, op: str, a: CType, b: CType) -> CType:
+        """Count one binary operation of operand types a and b; returns its type."""
         if op in ("&&", "||"):
             return BOOL
         if op in _COMPARE:
@@ -693,9 +895,16 @@ class KernelCounter:
             member = node.child_by_field_name("field")
             if arg is not None and arg.type == "subscript_expression":
                 return self.memory_access(arg, read=read, write=True, member=node_text(member))
-            return self.expr(node)
+            through = self.member_through_pointer(node, read=read, write=True)
+            return through if through is not None else self.expr(node)
         if node.type == "parenthesized_expression" and node.named_children:
-            return self.lvalue(node.named_children[0], read)
+            inner = _unparenthesized(node)
+            if inner.type != "parenthesized_expression":
+                return self.lvalue(inner, read)
+        if node.type == "identifier":
+            var = self.lookup(node_text(node))
+            if var is not None and var.member_of is not None:
+                return self.member_field(var, node_text(node), read=read, write=True)
         return self.expr(node)
 
     def track_assignment(self, name: str, op: str, right: tree_sitter.Node | None) -> None:
@@ -717,9 +926,16 @@ class KernelCounter:
         name = node_text(fn_node) if fn_node is not None else ""
         if fn_node is not None and fn_node.type == "template_function":
             name = node_text(fn_node.child_by_field_name("name") or fn_node)
+            target = fn_node.child_by_field_name("arguments")
+            if name in _CASTS and target is not None and target.named_children:
+                for a in args:  # `reinterpret_cast<const V *>(in)`: the type named, not in's
+                    self.expr(a)
+                return self.types.parse(node_text(target.named_children[0]))
+        obj: tree_sitter.Node | None = None
         if fn_node is not None and fn_node.type == "field_expression":
             member = fn_node.child_by_field_name("field")
             name = node_text(member) if member is not None else name
+            obj = fn_node.child_by_field_name("argument")
             if name == "sync":
                 self.add("barriers")
                 return UNKNOWN
@@ -747,6 +963,10 @@ class KernelCounter:
         if bare in mf.STORES and len(args) >= 2:
             self.expr(args[1])
             self.store_through_pointer(args[0])
+            return UNKNOWN
+        if bare in ASYNC_COPIES:
+            return self.async_copy(name, args)
+        if bare in WMMA_CALLS and self.wmma(bare, args):
             return UNKNOWN
         arg_types = [self.expr(a) for a in args]
         first = arg_types[0] if arg_types else UNKNOWN
@@ -810,10 +1030,163 @@ class KernelCounter:
                 return DOUBLE
             return first if bare.startswith("__shfl") else UNKNOWN
         if self.ctx is not None:
+            functor = self.functor_operator(fn_node) if obj is None else None
+            if functor is not None:  # `f(x)` with `F f` a class: its operator()
+                return self.inline(functor, args, arg_types, fn_node, None)
             callee = self.ctx.callable(bare, len(args))
             if callee is not None and not callee.is_kernel:
-                return self.inline(callee, args, arg_types)
+                return self.inline(callee, args, arg_types, obj, fn_node)
         return widest if widest.is_float else UNKNOWN
+
+    def async_copy(self, name: str, args: list[tree_sitter.Node]) -> CType:
+        """`cuda::memcpy_async`, `cooperative_groups::memcpy_async`,
+        `__pipeline_memcpy_async`: the source's bytes are loaded and the destination's stored,
+        like a plain copy. A thread-scope copy (destination pointer first) moves its size;
+        a group's copy (group first) is shared by the threads of the block."""
+        types = [self.expr(a) for a in args]
+        if len(args) < 3:
+            return UNKNOWN
+        share: sympy.Expr = sympy.Integer(1)
+        element: CType | None = None  # sizes are in bytes but for the element-count form
+        if types[0].pointer or name.endswith("__pipeline_memcpy_async"):
+            dst, src, size = args[0], args[1], args[2]
+        else:
+            share = sympy.Mul(*(symbol(f"blockDim_{a}") for a in "xyz"))
+            if len(args) >= 5 and not types[2].pointer:  # (group, dst, n, src, n): elements
+                dst, src, size = args[1], args[3], args[4]
+                element = types[3].deref()
+            else:
+                dst, src, size = args[1], args[2], args[3] if len(args) > 3 else None
+        while size is not None and size.type == "call_expression":  # aligned_size_t<16>(n)
+            inner = size.child_by_field_name("arguments")
+            size = inner.named_children[0] if inner is not None and inner.named_children else None
+        nbytes = self.value(size) if size is not None else None
+        if nbytes is not None and element is not None:
+            nbytes = nbytes * element.element_bytes
+        if nbytes is None:
+            nbytes = sympy.Integer(self.types.parse("float").element_bytes)
+            self.fv.notes.append(f"{name}: size not known, one 4-byte element counted")
+        self.address_access(src, nbytes / share, read=True, write=False)
+        self.address_access(dst, nbytes / share, read=False, write=True)
+        return UNKNOWN
+
+    def address_access(
+        self, ptr: tree_sitter.Node | None, nbytes: sympy.Expr, read: bool, write: bool
+    ) -> None:
+        """`nbytes` read or written at the address `ptr` (`tile`, `g + k`, `&a[i]`) by a copy
+        or matrix operation, in the memory its root pointer lives in."""
+        root = ptr
+        while root is not None:
+            if root.type in ("parenthesized_expression", "cast_expression") and root.named_children:
+                root = root.child_by_field_name("value") or root.named_children[-1]
+            elif root.type == "binary_expression" and operator(root) in ("+", "-"):
+                root = root.child_by_field_name("left")
+            elif root.type == "pointer_expression" and operator(root) == "&":
+                root = root.child_by_field_name("argument")
+            elif root.type == "subscript_expression":
+                root, _ = self.base_of(root)
+            else:
+                break
+        if ptr is None or root is None:
+            return
+        _, space, alias, names = self.resolve_base(root)
+        if space not in ("global", "shared"):
+            return
+        names = names | self.identifiers([ptr])
+        key = (space, alias, "@" + " ".join(node_text(ptr).split()), self.hoisted_key(names))
+        self.arrays.add(alias)
+        self.record_access(key, nbytes, read, write, names)  # type: ignore[arg-type]
+
+    def wmma(self, bare: str, args: list[tree_sitter.Node]) -> bool:
+        """Warp matrix operations on `wmma::fragment`s, each thread's share of the warp's:
+        `mma_sync` 2*M*N*K tensor-core FLOPs (`flops_tensor`, a class of its own),
+        `load_matrix_sync` / `store_matrix_sync` the fragment's matrix bytes. False when the
+        fragment's type is not known (then it is an ordinary call)."""
+        frag_arg = args[1] if bare == "store_matrix_sync" or bare.endswith("mma_sync") else None
+        frag_arg = args[0] if bare == "load_matrix_sync" and args else frag_arg
+        if frag_arg is None or len(args) < 2:
+            return False
+        base, _ = self.base_of(frag_arg)
+        var = self.lookup(node_text(base)) if base.type == "identifier" else None
+        shape = fragment(var.type.name) if var is not None else None
+        if shape is None:
+            return False
+        for a in args:
+            if a is not frag_arg:
+                self.expr(a)
+        m, n, k = (self.shape_value(t) for t in (shape.m, shape.n, shape.k))
+        if bare.endswith("mma_sync"):
+            self.add("flops_tensor", 2 * m * n * k / WARP)
+            return True
+        rows, cols = (self.shape_value(t) for t in shape.rows_cols)
+        element = shape.element_bytes
+        pointer = args[1] if bare == "load_matrix_sync" else args[0]
+        if element is None:  # accumulator of an unnamed type: the pointer's element
+            element = self.expr_type_only(pointer).deref().element_bytes
+        nbytes = rows * cols * sympy.nsimplify(element) / WARP
+        self.address_access(
+            pointer, nbytes, read=bare == "load_matrix_sync", write=bare == "store_matrix_sync"
+        )
+        return True
+
+    def shape_value(self, text: str) -> sympy.Expr:
+        """A fragment dimension: a number, or a macro / constant's value, else a symbol."""
+        text = text.strip()
+        if text.isdigit():
+            return sympy.Integer(int(text))
+        var = self.global_var(text)
+        if var is not None and var.value is not None:
+            return var.value
+        return symbol(text) if text.isidentifier() else sympy.Integer(16)
+
+    def _e_gnu_asm_expression(self, node: tree_sitter.Node) -> CType:
+        """Inline PTX: operands are evaluated; each `cp.async` loads its size from global
+        memory (the source operand's pointer) and stores it to shared memory."""
+        operands: list[tree_sitter.Node] = []
+        for part in node.named_children:
+            if part.type in ("gnu_asm_output_operand_list", "gnu_asm_input_operand_list"):
+                for operand in part.named_children:
+                    value = operand.child_by_field_name("value") or (
+                        operand.named_children[-1] if operand.named_children else None
+                    )
+                    if value is not None:
+                        operands.append(value)
+        for value in operands:
+            self.expr(value)
+        code = node.child_by_field_name("assembly_code")
+        text = node_text(code) if code is not None else ""
+        for copy in cp_async(text):
+            size = (
+                sympy.Integer(copy.size)
+                if copy.size is not None
+                else self.value(operands[copy.size_operand])
+                if copy.size_operand is not None and copy.size_operand < len(operands)
+                else None
+            )
+            if size is None:
+                size = sympy.Integer(16)
+                self.fv.notes.append("cp.async: size operand not known, 16 bytes counted")
+            if copy.src_operand < len(operands):
+                self.address_access(operands[copy.src_operand], size, read=True, write=False)
+            line = node.start_point[0] + 1
+            self.record_access(
+                ("shared", f"cp.async@{line}", "0", self.key), size, False, True, set()
+            )
+        return UNKNOWN
+
+    def functor_operator(self, fn_node: tree_sitter.Node | None):
+        """The `operator()` a call `f(...)` reaches when `f` is a variable of class type."""
+        if fn_node is None or fn_node.type != "identifier" or self.ctx is None:
+            return None
+        var = self.lookup(node_text(fn_node))
+        if var is None or var.type.pointer or not var.type.name:
+            return None
+        name = var.type.name.split("<")[0].strip()
+        for candidate in self.ctx.functions.get("operator()", []):
+            owner = method_class(candidate)
+            if owner is not None and owner[0] == name:
+                return candidate
+        return None
 
     def load_through_pointer(self, arg: tree_sitter.Node) -> CType:
         if arg.type == "pointer_expression" and operator(arg) == "&":
@@ -854,8 +1227,16 @@ class KernelCounter:
             )
         return element
 
-    def inline(self, callee, args: list[tree_sitter.Node], arg_types: list[CType]) -> CType:
-        """Add a device function's counts at the call site, binding its parameters."""
+    def inline(
+        self,
+        callee,
+        args: list[tree_sitter.Node],
+        arg_types: list[CType],
+        obj: tree_sitter.Node | None = None,
+        fn_node: tree_sitter.Node | None = None,
+    ) -> CType:
+        """Add a device function's counts at the call site, binding its parameters (and, for
+        a method, the object's data members: see `bind_members`)."""
         from roofcast.analyzer.cuda import parameters
 
         return_type_node = callee.node.child_by_field_name("type")
@@ -927,45 +1308,233 @@ class KernelCounter:
                     deps=deps,
                     loaded=self._is_loaded(arg) if arg is not None else False,
                 )
+        members = self.bind_members(callee, obj, fn_node)
         saved_scopes = self.scopes
-        self.scopes = [*self.scopes[:1], scope]
+        self.scopes = [*self.scopes[:1], {**members, **scope}]
+        self.member_stack.append(members)
         try:
             self.stmt(body)
         finally:
+            self.member_stack.pop()
             self.scopes = saved_scopes
             self.inline_depth -= 1
             self.inline_stack.pop()
         return return_type
 
+    def bind_members(
+        self, callee, obj: tree_sitter.Node | None, fn_node: tree_sitter.Node | None
+    ) -> dict[str, Var]:
+        """A method's view of its object: data members of an object in global or shared
+        memory (`pts[i].norm()`, `p->norm()`) are accesses to that element's members; members
+        of a local or by-value object are registers; pointer members point to global data.
+        A method called without an object (from another method) sees the caller's object."""
+        owner = method_class(callee)
+        if owner is None:
+            return {}
+        if obj is None:
+            return self.member_stack[-1] if self.member_stack else {}
+        op_node = fn_node.child_by_field_name("operator") if fn_node is not None else None
+        arrow = op_node is not None and node_text(op_node) == "->"
+        obj_type, place = self.object_place(obj, arrow)
+        class_name, params = owner
+        type_name = obj_type.name or class_name
+        if "<" not in type_name and class_name in self.types.template_types:
+            type_name = self.types.template_types[class_name]
+        name = type_name.split("<")[0].strip()
+        args = split_args(type_name.split("<", 1)[1].rsplit(">", 1)[0]) if "<" in type_name else []
+        bound = self.types.template_types
+        mapping = {p: bound.get(a, a) for p, a in zip(params, args, strict=False)}
+        text = " ".join(node_text(obj).split())
+        members: dict[str, Var] = {}
+        fields = self.types.structs.get(name, self.types.structs.get(class_name, []))
+        for type_text, field, size in fields:
+            for param, arg in mapping.items():
+                type_text = re.sub(rf"\b{re.escape(param)}\b", arg, type_text)
+            t = self.types.parse(type_text)
+            if size:  # an array member: elements of the object itself
+                alias = f"{place[1]}[{place[2]}].{field}" if place else f"{text}.{field}"
+                members[field] = Var(
+                    t.address_of(),
+                    space=place[0] if place else "local",
+                    alias=alias,
+                    deps=place[3] if place else frozenset(),
+                )
+            elif t.pointer:  # a device pointer the object holds
+                members[field] = Var(t, space="global", alias=f"{text}.{field}")
+            elif place is not None:
+                members[field] = Var(t, member_of=place)
+            else:  # a register, symbolic like a kernel's scalar parameter
+                members[field] = Var(t, value=symbol(field) if t.is_int else None)
+        struct_type = self.types.parse(name) if name in self.types.structs else obj_type
+        members["this"] = Var(
+            struct_type.address_of(), space=place[0] if place else "local", member_of=place
+        )
+        return members
+
+    def object_place(
+        self, obj: tree_sitter.Node, arrow: bool
+    ) -> tuple[CType, tuple[str, str, str, frozenset[str]] | None]:
+        """The type of the object a method is called on and, when it lives in global or
+        shared memory, where: (space, alias, index text, index names), as `memory_access`
+        keys its elements."""
+        while obj.type == "parenthesized_expression" and obj.named_children:
+            obj = obj.named_children[0]
+        if obj.type == "pointer_expression" and operator(obj) == "*":
+            inner = obj.child_by_field_name("argument")
+            if inner is None:
+                return UNKNOWN, None
+            obj, arrow = inner, True
+        if obj.type == "subscript_expression":
+            base, indices = self.base_of(obj)
+            for index in indices:
+                self.expr(index)
+            base_type, space, alias, names = self.resolve_base(base)
+            element = base_type
+            for _ in indices:
+                element = element.deref() if element.pointer else element
+            if arrow:
+                element = element.deref()
+            if space not in ("global", "shared") or arrow:
+                return element, None
+            index_text = ",".join(token_text(i) for i in indices)
+            return element, (space, alias, index_text, frozenset(names | self.identifiers(indices)))
+        if obj.type != "identifier":
+            return self.expr_type_only(obj), None
+        var = self.lookup(node_text(obj)) or self.global_var(node_text(obj))
+        if var is None:
+            return UNKNOWN, None
+        if not arrow:
+            return var.type, None
+        if not var.type.pointer or var.space not in ("global", "shared"):
+            return var.type.deref(), None
+        _, space, alias, names = self.resolve_base(obj)
+        return var.type.deref(), (space, alias, "0", frozenset(names))
+
     # ---------------------------------------------------------------- statements
     def stmt(self, node: tree_sitter.Node | None) -> None:
+        """Count one statement. Like `expr`, the walk recurses once per nesting level: a
+        statement nested deeper than MAX_STATEMENT_NESTING is counted flat (rule N2)."""
         if node is None:
+            return
+        self.work += 1
+        if self.work > self.budget:
+            raise WorkBudgetExceeded
+        if self.stmt_depth >= MAX_STATEMENT_NESTING:
+            self.approximated(
+                "N2", MAX_STATEMENT_NESTING, node, "the deeper statements counted flat, loops once"
+            )
+            self.flat_statements(node)
             return
         t = node.type
         handler = _STMT_HANDLERS.get(t, _MISSING)
         if handler is _MISSING:
             handler = _STMT_HANDLERS[t] = getattr(KernelCounter, "_s_" + t, None)
+        self.stmt_depth += 1
         if handler is not None:
             handler(self, node)
-            return
-        if node.type == "ERROR":
+        elif node.type == "ERROR":
             self.fv.unparsed_regions += 1
             for child in node.named_children:
                 self.stmt(child)
-            return
-        if node.type.endswith("_statement") or node.type in ("declaration", "type_definition"):
+        elif node.type.endswith("_statement") or node.type in ("declaration", "type_definition"):
             for child in node.named_children:
                 self.stmt(child) if child.type.endswith("statement") else self.expr(child)
-            return
-        self.expr(node)
+        else:
+            self.expr(node)
+        self.stmt_depth -= 1
+
+    def flat_statements(self, node: tree_sitter.Node) -> None:
+        """Rule N2: a statement nested too deep to walk recursively, walked with a stack.
+        Its statements and expressions are counted in order, every arm as taken (as
+        everywhere), but its loops are not loop contexts (their bodies count once, in the
+        enclosing loop's context) and its blocks share one scope."""
+        self.scopes.append({})
+        rare_depth = self.rare_depth
+        pending: list[tree_sitter.Node | int] = [node]  # an int: a change of rare_depth
+        try:
+            while pending:
+                item = pending.pop()
+                if isinstance(item, int):
+                    self.rare_depth += item
+                    continue
+                if item is None:
+                    continue
+                if item is not node:
+                    self.spend()
+                self.flat_statement(item, pending)
+        finally:
+            self.rare_depth = rare_depth
+            self.scopes.pop()
+
+    def flat_statement(self, node: tree_sitter.Node, pending: list) -> None:
+        """Count one statement of `flat_statements`; the statements in it go on `pending`
+        (a stack: pushed last to first)."""
+        t = node.type
+        children = node.named_children
+        field = node.child_by_field_name
+        if t in ("compound_statement", "declaration_list", "else_clause", "ERROR"):
+            self.fv.unparsed_regions += t == "ERROR"
+            pending.extend(reversed(children))
+        elif t == "if_statement":
+            self.add("branches")
+            cond = field("condition")
+            for child in cond.named_children if cond is not None else ():
+                self._s_declaration(child) if child.type == "declaration" else self.expr(child)
+            rare = int(cond is not None and "==" in node_text(cond))
+            alternative = field("alternative")
+            if alternative is not None:
+                pending.append(alternative)
+            pending.append(-rare)
+            pending.append(field("consequence"))
+            self.rare_depth += rare
+        elif t == "for_statement":
+            init = field("initializer")
+            if init is not None:
+                self._s_declaration(init) if init.type == "declaration" else self.expr(init)
+            self.expr(field("condition"))
+            self.expr(field("update"))
+            pending.append(field("body"))
+        elif t in ("while_statement", "do_statement", "switch_statement"):
+            self.expr(field("condition"))
+            pending.append(field("body"))
+        elif t == "for_range_loop":
+            pending.append(field("body"))
+        elif t == "case_statement":
+            self.add("branches")
+            value = field("value")
+            pending.extend(c for c in reversed(children) if c != value)
+        elif t == "labeled_statement":
+            pending.extend(reversed(children[1:]))
+        elif t in ("preproc_if", "preproc_ifdef"):
+            arm = []
+            for child in children:
+                if child.type in ("preproc_else", "preproc_elif", "preproc_elifdef"):
+                    break
+                if child != field("condition") and child.type != "identifier":
+                    arm.append(child)
+            pending.extend(reversed(arm))
+        elif t in _FLAT_LEAVES:  # statements without statements in them
+            getattr(KernelCounter, "_s_" + t)(self, node)
+        elif t.endswith("_statement") or t == "type_definition":
+            pending.extend(reversed(children))  # what is no statement lands below: `expr`
+        else:
+            self.expr(node)
 
     def _s_compound_statement(self, node: tree_sitter.Node) -> None:
-        self.scopes.append({})
+        """`{ { ... } }`: a block whose only statement is a block is one level (rule N1)."""
+        depth = len(self.scopes)
         try:
-            for child in node.named_children:
+            while True:
+                self.scopes.append({})
+                children = node.named_children
+                if len(children) != 1 or children[0].type != "compound_statement":
+                    break
+                self.spend()
+                node = children[0]
+            for child in children:
                 self.stmt(child)
         finally:
-            self.scopes.pop()
+            del self.scopes[depth:]
 
     _s_declaration_list = _s_compound_statement
 
@@ -1063,29 +1632,67 @@ class KernelCounter:
                     and (var.type.pointer or var.space == "shared")
                 ):
                     return var.space
+            if n.type == "pointer_expression" and operator(n) == "&":
+                target = n.child_by_field_name("argument")
+                var = self.lookup(node_text(target)) if target is not None else None
+                if var is not None and target.type == "identifier" and not var.type.pointer:
+                    # `&local`: the address of a variable of this thread
+                    return var.space if var.space in ("global", "shared") else "local"
             if n.type in ("call_expression",):
+                name = callee_name(n)
+                if name in _CASTS:  # reinterpret_cast<float*>(tile): the argument decides
+                    stack.extend(n.named_children)
+                elif self.call_returns_shared(n, name):
+                    return "shared"
                 continue
             stack.extend(n.named_children)
         return "global"
 
+    def call_returns_shared(self, call: tree_sitter.Node, name: str) -> bool:
+        """`SharedMemory<T>()` / `smem()`: a helper handing out `extern __shared__` storage."""
+        if not name or self.ctx is None:
+            return False
+        args = call.child_by_field_name("arguments")
+        callee = self.ctx.callable(name, len(args.named_children) if args is not None else 0)
+        if callee is not None and function_returns_shared(callee.node):
+            return True
+        classes = getattr(self, "_shared_classes", None)
+        if classes is None:
+            own = self.ir.ast[2] if isinstance(self.ir.ast, tuple) else self.ir.ast
+            roots = [h.tree.root_node for h in self.ctx.headers.values()]
+            while own is not None and own.parent is not None:
+                own = own.parent
+            classes = self._shared_classes = classes_returning_shared(
+                [own, *roots] if own is not None else roots, self.grammar
+            )
+        return name in classes
+
     def _s_if_statement(self, node: tree_sitter.Node) -> None:
-        self.add("branches")
-        cond = node.child_by_field_name("condition")
-        if cond is not None:
-            for child in cond.named_children:
-                self.expr(child) if child.type != "declaration" else self.stmt(child)
-        # An equality test (`i == 0`, `x == n-1`) selects few threads: what it guards is
-        # counted as taken (docs/counting.md) and also tallied apart, for the learned model.
-        rare = cond is not None and "==" in node_text(cond)
-        self.rare_depth += rare
-        try:
-            self.stmt(node.child_by_field_name("consequence"))
-        finally:
-            self.rare_depth -= rare
-        alt = node.child_by_field_name("alternative")
-        if alt is not None:
-            for child in alt.named_children:
-                self.stmt(child)
+        """`if ... else if ... else if ...` nests in its `else`s: walked as a list (N1)."""
+        while True:
+            self.add("branches")
+            cond = node.child_by_field_name("condition")
+            if cond is not None:
+                for child in cond.named_children:
+                    self.expr(child) if child.type != "declaration" else self.stmt(child)
+            # An equality test (`i == 0`, `x == n-1`) selects few threads: what it guards is
+            # counted as taken (docs/counting.md) and also tallied apart, for the learned model.
+            rare = cond is not None and "==" in node_text(cond)
+            self.rare_depth += rare
+            try:
+                self.stmt(node.child_by_field_name("consequence"))
+            finally:
+                self.rare_depth -= rare
+            alt = node.child_by_field_name("alternative")
+            if alt is None:
+                return
+            children = alt.named_children
+            if len(children) != 1 or children[0].type != "if_statement":
+                break
+            self.spend()  # the inner `if`
+            node = children[0]
+        for child in children:
+            self.stmt(child)
 
     def _s_preproc_include(self, node: tree_sitter.Node) -> None:
         """A header pasted into a body (`for (...) { #include "step.h" }`): count its code."""
@@ -1154,8 +1761,15 @@ class KernelCounter:
         self._key = None
 
     def unknown_trip(self, node: tree_sitter.Node) -> sympy.Expr:
+        """`trip_L<line>`; a second loop starting on the same line gets `trip_L<line>_2`, and
+        so on in column order met, so two loops on one line are never bound together."""
         self.fv.unknown_trip_loops += 1
-        return unknown_trip_symbol(node.start_point[0] + 1 + self.line_offset)
+        line = node.start_point[0] + 1 + self.line_offset
+        columns = self.trip_columns.setdefault(line, [])
+        column = node.start_point[1]
+        if column not in columns:
+            columns.append(column)
+        return unknown_trip_symbol(line, columns.index(column) + 1)
 
     line_offset = 0
 
@@ -1247,18 +1861,32 @@ class KernelCounter:
             if left is not None and left.type == "identifier":
                 return node_text(left), self.value(init.child_by_field_name("right"))
         if init.type == "comma_expression":
-            return self.loop_start(init.child_by_field_name("left"))
+            while init is not None and init.type == "comma_expression":
+                init = init.child_by_field_name("left")
+            return self.loop_start(init) if init is not None else (None, None)
         return None, None
 
     def loop_bound(self, cond: tree_sitter.Node, var: str) -> tuple[str, sympy.Expr] | None:
-        if cond.type == "parenthesized_expression" and cond.named_children:
-            return self.loop_bound(cond.named_children[0], var)
-        if cond.type != "binary_expression":
-            return None
+        """The first comparison of `var` in a condition's `&&` terms, left to right."""
+        pending: list[tree_sitter.Node | None] = [cond]
+        while pending:
+            term = pending.pop()
+            if term is not None:
+                term = _unparenthesized(term)
+            if term is None or term.type != "binary_expression":
+                continue
+            if operator(term) == "&&":
+                pending.append(term.child_by_field_name("right"))
+                pending.append(term.child_by_field_name("left"))
+                continue
+            found = self.comparison_bound(term, var)
+            if found is not None:
+                return found
+        return None
+
+    def comparison_bound(self, cond: tree_sitter.Node, var: str) -> tuple[str, sympy.Expr] | None:
         op = operator(cond)
         left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
-        if op == "&&":
-            return self.loop_bound(left, var) or self.loop_bound(right, var)
         if op not in ("<", "<=", ">", ">=", "!="):
             return None
         flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
@@ -1271,10 +1899,22 @@ class KernelCounter:
         return None
 
     def loop_step(self, update: tree_sitter.Node, var: str) -> tuple[str, sympy.Expr] | None:
-        if update.type == "comma_expression":
-            return self.loop_step(update.child_by_field_name("left"), var) or self.loop_step(
-                update.child_by_field_name("right"), var
-            )
+        """The step of `var` in the first of an update's comma terms that changes it."""
+        pending: list[tree_sitter.Node | None] = [update]
+        while pending:
+            term = pending.pop()
+            if term is None:
+                continue
+            if term.type == "comma_expression":
+                pending.append(term.child_by_field_name("right"))
+                pending.append(term.child_by_field_name("left"))
+                continue
+            found = self.update_step(term, var)
+            if found is not None:
+                return found
+        return None
+
+    def update_step(self, update: tree_sitter.Node, var: str) -> tuple[str, sympy.Expr] | None:
         if update.type == "update_expression":
             if not _is_var(update.child_by_field_name("argument"), var):
                 return None
@@ -1309,6 +1949,150 @@ class KernelCounter:
                 ">>=": ("div", 2**amount),
             }.get(op)
         return None
+
+
+def method_class(callee) -> tuple[str, list[str]] | None:
+    """(class name, its template parameters) of a method definition: defined in the class
+    body, or out of line as `Class<T>::method`; None for a free function."""
+    node = callee.node.parent
+    if node is not None and node.type == "template_declaration":
+        node = node.parent
+    if node is not None and node.type == "field_declaration_list":
+        owner = node.parent
+        name = owner.child_by_field_name("name") if owner is not None else None
+        if name is None:
+            return None
+        return node_text(name).split("<")[0].strip(), template_params(owner)
+    if "::" in callee.name:
+        owner_text = callee.name.rsplit("::", 1)[0].split("::")[-1]
+        return owner_text.split("<")[0].strip(), list(callee.template_params)
+    return None
+
+
+def _unparenthesized(node: tree_sitter.Node) -> tree_sitter.Node:
+    """`((x))` -> `x` (a parenthesized expression's first named child, as `base_of`)."""
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
+#: statement kinds whose handler walks no statement: `flat_statements` calls it
+_FLAT_LEAVES = frozenset(
+    {
+        "expression_statement",
+        "return_statement",
+        "declaration",
+        "comment",
+        "preproc_call",
+        "preproc_def",
+        "preproc_include",
+        "break_statement",
+        "continue_statement",
+        "goto_statement",
+    }
+)
+_COMPOUND = object()  # `_value_leaf`: the node has operands
+_VALUE_OPERATIONS = frozenset(
+    {
+        "parenthesized_expression",
+        "cast_expression",
+        "binary_expression",
+        "unary_expression",
+        "call_expression",
+    }
+)
+_MINMAX_CALLS = ("min", "max", "umin", "umax", "fmin", "fmax")
+_CHAINS = {"+": ("+", "-"), "-": ("+", "-"), "*": ("*",)}
+
+
+def _value_operands(node: tree_sitter.Node) -> tuple[tuple | None, list[tree_sitter.Node | None]]:
+    """How `value` combines an operation's operands, and the operands; (None, []) when the
+    operation has no integer value. A left-leaning chain `a + b - c + ...` (or `a * b * ...`)
+    is one operation of all its operands: one sympy Add, however long the chain."""
+    if node.type == "binary_expression":
+        op = operator(node)
+        chain = _CHAINS.get(op)
+        if chain is not None:
+            rights: list[tree_sitter.Node | None] = []
+            signs: list[bool] = []
+            left: tree_sitter.Node | None = node
+            while left is not None and left.type == "binary_expression" and operator(left) in chain:
+                rights.append(left.child_by_field_name("right"))
+                signs.append(operator(left) != "-")
+                left = left.child_by_field_name("left")
+            rights.reverse()
+            signs.reverse()
+            how = ("mul",) if op == "*" else ("add", (True, *signs))
+            return how, [left, *rights]
+        if op in ("/", "<<", ">>", "%"):
+            operands = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+            return ("binary", op), operands
+        return None, []
+    if node.type == "unary_expression":
+        op = operator(node)
+        if op not in ("+", "-"):
+            return None, []
+        return ("unary", op), [node.child_by_field_name("argument")]
+    if node.type == "call_expression":
+        function = node.child_by_field_name("function")
+        args = node.child_by_field_name("arguments")
+        fn = node_text(function).split("::")[-1] if function is not None else ""
+        if fn in _MINMAX_CALLS and args is not None and len(args.named_children) == 2:
+            return ("min" if "min" in fn else "max",), list(args.named_children)
+    return None, []
+
+
+def _apply_value(how: tuple, operands: list[sympy.Expr]) -> sympy.Expr | None:
+    kind = how[0]
+    try:
+        if kind == "add":
+            return sympy.Add(*(v if plus else -v for v, plus in zip(operands, how[1], strict=True)))
+        if kind == "mul":
+            return sympy.Mul(*operands)
+        if kind == "unary":
+            return -operands[0] if how[1] == "-" else operands[0]
+        if kind in ("min", "max"):
+            return sympy.Min(*operands) if kind == "min" else sympy.Max(*operands)
+        a, b = operands
+        op = how[1]
+        if op == "/":
+            return a / b if b != 0 else None
+        if op == "<<":
+            return a * 2**b
+        if op == ">>":
+            return a / 2**b
+        if op == "%":
+            return a % b if a.is_number and b.is_number and b != 0 else None
+    except (TypeError, ValueError, ZeroDivisionError):
+        return None
+    return None
+
+
+def _small_expression(expr: sympy.Basic) -> bool:
+    """At most MAX_VALUE_DEPTH deep and MAX_VALUE_SIZE nodes as a tree (a subexpression
+    shared n times counted n times: sympy's recursive walks visit it n times). Measured over
+    the shared graph, each node once, so that an exponentially large tree costs nothing."""
+    measured: dict[int, tuple[int, int]] = {}  # id -> (height, tree size)
+    stack: list[tuple[sympy.Basic, bool]] = [(expr, False)]
+    while stack:
+        node, ready = stack.pop()
+        key = id(node)
+        if not ready:
+            if key in measured:
+                continue
+            if not node.args:
+                measured[key] = (1, 1)
+                continue
+            stack.append((node, True))
+            stack.extend((arg, False) for arg in node.args)
+            continue
+        parts = [measured[id(arg)] for arg in node.args]
+        height = 1 + max(h for h, _ in parts)
+        size = 1 + sum(n for _, n in parts)
+        if height > MAX_VALUE_DEPTH or size > MAX_VALUE_SIZE:
+            return False
+        measured[key] = (height, size)
+    return True
 
 
 def unwrap_declarator(node: tree_sitter.Node | None) -> tuple[str, int, bool]:
@@ -1404,17 +2188,24 @@ def _ceiling_ratio(span: sympy.Expr, step: sympy.Expr) -> sympy.Expr:
 
 
 def _integer_polynomial(expr: sympy.Expr) -> bool:
-    if expr.is_Integer or (expr.is_Symbol and expr.is_integer):
-        return True
-    if expr.is_Add or expr.is_Mul:
-        return all(_integer_polynomial(arg) for arg in expr.args)
-    if expr.is_Pow:
-        base, exponent = expr.args
-        natural = (exponent.is_Integer and exponent >= 0) or (
-            exponent.is_Symbol and exponent.is_integer and exponent.is_nonnegative
-        )
-        return bool(natural) and _integer_polynomial(base)
-    return False
+    pending = [expr]  # a stack, not recursion: values are small (N4), but cheaply so
+    while pending:
+        expr = pending.pop()
+        if expr.is_Integer or (expr.is_Symbol and expr.is_integer):
+            continue
+        if expr.is_Add or expr.is_Mul:
+            pending.extend(expr.args)
+            continue
+        if expr.is_Pow:
+            base, exponent = expr.args
+            natural = (exponent.is_Integer and exponent >= 0) or (
+                exponent.is_Symbol and exponent.is_integer and exponent.is_nonnegative
+            )
+            if natural:
+                pending.append(base)
+                continue
+        return False
+    return True
 
 
 def integer_trip(op: str, start: int, end: int, kind: str, amount: int) -> int | None:
@@ -1453,9 +2244,13 @@ def integer_trip(op: str, start: int, end: int, kind: str, amount: int) -> int |
 def _number(text: str) -> sympy.Expr | None:
     t = text.strip().rstrip("uUlLfF").strip()
     t = t.replace("'", "")
-    if t.startswith(("-", "+")):
-        inner = _number(t[1:])
-        return None if inner is None else (-inner if t[0] == "-" else inner)
+    if t.startswith(("-", "+")):  # signs, however many: each strips like a number's text
+        negative = False
+        while t.startswith(("-", "+")):
+            negative ^= t[0] == "-"
+            t = t[1:].strip().rstrip("uUlLfF").strip()
+        inner = _number(t)
+        return None if inner is None else (-inner if negative else inner)
     try:
         if t.lower().startswith("0x"):
             return sympy.Integer(int(t, 16))

@@ -76,6 +76,21 @@ _DROP = re.compile(
 )
 
 
+_MEMBER_TYPE = re.compile(r"^([A-Za-z_][\w:]*?)\s*(?:<(.*)>)?\s*::\s*([A-Za-z_]\w*)$")
+
+
+def split_args(text: str) -> list[str]:
+    """Template arguments split at top-level commas: `A<B, C>, D` -> ['A<B, C>', 'D']."""
+    args, depth, start = [], 0, 0
+    for pos, char in enumerate(text):
+        depth += (char in "<([") - (char in ">)]")
+        if char == "," and depth == 0:
+            args.append(text[start:pos].strip())
+            start = pos + 1
+    args.append(text[start:].strip())
+    return args
+
+
 @dataclass(frozen=True)
 class CType:
     """kind: hp/sp/dp (floating), int, bool, void, struct, unknown. `size` is one lane's bytes;
@@ -185,11 +200,38 @@ class TypeResolver:
             return self.parse(self.typedefs[base], depth + 1)
         if base in self.structs:
             return CType("struct", max(1, self.struct_size(base, depth)), name=base)
+        if "::" in base and depth < 8:
+            member = self.member_type(base)
+            if member is not None:
+                return self.parse(member, depth + 1)
         if base.startswith("complex") or "Complex" in base:
             return CType(
                 "sp" if "double" not in base else "dp", 4 if "double" not in base else 8, 2
             )
         return CType("unknown", 4, name=base)
+
+    def member_type(self, text: str) -> str | None:
+        """`vec4<T>::Type` -> the type text the class's typedef names for these arguments
+        (T bound first): a specialisation's own typedef, else the primary template's with
+        its parameters replaced by the arguments. None when no class typedef matches."""
+        match = _MEMBER_TYPE.match(text)
+        if match is None:
+            return None
+        owner, args_text, alias = match.group(1), match.group(2), match.group(3)
+        args = [self._bound(a) for a in split_args(args_text)] if args_text else []
+        joined = "".join(f"{owner}<{','.join(args)}>".split()) if args_text else owner
+        found = self.typedefs.get(f"{joined}::{alias}")
+        if found is None:
+            found = self.typedefs.get(f"{owner}::{alias}")
+            if found is None:
+                return None
+            for i, arg in enumerate(args):
+                found = found.replace(f"${i}", arg)
+        return found
+
+    def _bound(self, arg: str) -> str:
+        arg = " ".join(arg.split())
+        return self.template_types.get(arg, arg)
 
     def struct_size(self, name: str, depth: int = 0) -> int:
         total = 0

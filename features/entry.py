@@ -7,11 +7,14 @@ from functools import cache, lru_cache
 
 import sympy
 import tree_sitter
+from roofcast.analyzer.cexpr import CExprError
 from roofcast.analyzer.cuda import parameters
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.openmp import pragma_words
 from roofcast.analyzer.parsing import NodeCache, captures, language, node_text
 from roofcast.features.counter import KernelCounter, Var, unwrap_declarator
+from roofcast.features.cvalue import parse_value
+from roofcast.features.ompwork import region_shape, region_work
 from roofcast.features.symbolic import symbol
 from roofcast.features.vector import TALLY_FIELDS, FeatureVector
 
@@ -21,16 +24,16 @@ _WORKSHARE = {"distribute", "for", "loop"}
 def count_features(ir: KernelIR, defines: Mapping[str, str] | None = None) -> FeatureVector:
     """Per-thread (CUDA) or per-iteration (OpenMP) counts of one kernel; see docs/counting.md."""
     counter = KernelCounter(ir, defines or {})
-    if ir.footprint:
-        counter.fv.footprint = host_expression(ir.footprint)
+    counter.fv.footprint = host_expression(ir.footprint)
     for name, text in ir.host_bindings.items():
         value = host_expression(text)
         if value is not None:
             counter.fv.host_bindings[name] = value
-    if ir.language == "cuda":
-        _count_cuda(counter, ir)
-    else:
-        _count_openmp(counter, ir)
+    with counter.within_budget():  # rule B1: a runaway walk stops, its counts kept
+        if ir.language == "cuda":
+            _count_cuda(counter, ir)
+        else:
+            _count_openmp(counter, ir)
     return _finish(counter)
 
 
@@ -50,19 +53,25 @@ def _count_cuda(counter: KernelCounter, ir: KernelIR) -> None:
     counter.stmt(body)
 
 
-_ARGV_LOCALS = {f"argv_{k}": sympy.Symbol(f"argv_{k}", positive=True) for k in range(1, 32)}
+_ARGV_SYMBOLS = {f"argv_{k}": sympy.Symbol(f"argv_{k}", positive=True) for k in range(1, 32)}
+
+
+def host_expression(value: sympy.Expr | str | None) -> sympy.Expr | None:
+    """A host value as the analyzer found it: a sympy expression over constants and argv_k.
+    Text (an IR built by hand) is read with the strict C parser, never evaluated."""
+    if value is None or isinstance(value, sympy.Basic):
+        return value
+    return _host_text(value)
 
 
 @lru_cache(maxsize=8192)
-def host_expression(text: str) -> sympy.Expr | None:
-    """A host value as the analyzer wrote it (a string over constants and argv_k), parsed once:
-    sympy's parser costs far more than the counting that uses the value."""
+def _host_text(text: str) -> sympy.Expr | None:
     text = text.strip()
-    if text.isdigit():
-        return sympy.Integer(int(text))
+    if not text:
+        return None
     try:
-        return sympy.sympify(text, locals=_ARGV_LOCALS)
-    except (sympy.SympifyError, TypeError, ValueError, SyntaxError):
+        return parse_value(text, _ARGV_SYMBOLS, {"Min": sympy.Min, "Max": sympy.Max})
+    except CExprError:
         return None
 
 
@@ -214,7 +223,13 @@ def _count_openmp(counter: KernelCounter, ir: KernelIR) -> None:
     loops = _workshare_loops(statement, counter)
     if not loops:
         counter.stmt(statement)
-        counter.fv.work_items = sympy.Integer(1)
+        inner = [
+            node_text(p)
+            for p in captures(_query(counter.grammar, "(preproc_call) @p"), statement).get("p", [])
+        ]
+        shape = region_shape(ir.pragma, inner)
+        counter.fv.work_items, note = region_work(shape, counter.grammar, counter.value)
+        counter.fv.notes.append(note)
         return
     total = sympy.Integer(0)
     for loop, collapse in loops:

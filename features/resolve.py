@@ -10,7 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import sympy
+from roofcast.analyzer.cexpr import CExprError
 from roofcast.analyzer.hostvalues import exe_arg_values
+from roofcast.features.cvalue import is_type_name, parse_value
 from roofcast.features.numeric import NotNumeric, evaluate
 from roofcast.features.symbolic import symbol
 from roofcast.features.vector import STRUCTURE_FIELDS, FeatureVector
@@ -46,31 +48,87 @@ def parse_define(text: str) -> tuple[str, str]:
     return name, value
 
 
+_NOT_FINITE = frozenset({"nan", "inf", "infinity"})
+
+
+def check_define(name: str, value: str) -> str | None:
+    """A warning for a --define value that binds no size as the user may think, or None;
+    ValueError (one line) for a value that cannot mean anything: not a C expression or type
+    name, not a finite number, or beyond the counts' range (MAX_COUNT)."""
+    shown = f"--define {name}={value}"
+    if is_type_name(value):
+        return None  # a type binding: T=double
+    try:
+        expr = parse_value(value)
+    except CExprError as exc:
+        raise ValueError(f"malformed {shown}: not a C expression or type name ({exc})") from None
+    if expr.free_symbols:
+        if {s.name.lower() for s in expr.free_symbols} & _NOT_FINITE:
+            raise ValueError(f"malformed {shown}: not a finite number")
+        return f"{shown} is not a number: it binds no count (its names stay symbolic)"
+    number = float(expr)
+    if not math.isfinite(number) or abs(number) > MAX_COUNT:
+        raise ValueError(f"malformed {shown}: out of range (counts stop at {MAX_COUNT:g})")
+    if number <= 0:
+        return f"{shown} is not a positive size: counts that scale with {name} are 0"
+    return None
+
+
 def numeric_bindings(defines: Mapping[str, str]) -> dict[str, float]:
-    out = {}
+    """The --define values that are numbers (C expressions of constants), by name."""
+    out: dict[str, float] = {}
     for name, value in defines.items():
-        try:
-            number = float(sympy.sympify(value))
-            out[name] = int(number) if number.is_integer() else number
-        except (sympy.SympifyError, TypeError, ValueError):
+        if is_type_name(value):
             continue  # a type binding such as T=double
+        try:
+            expr = parse_value(value)
+        except CExprError:
+            continue  # refused by `check_define` where the user typed it
+        if expr.free_symbols:
+            continue
+        number = float(expr)
+        if math.isfinite(number):
+            out[name] = int(number) if number.is_integer() else number
     return out
+
+
+def as_expr(value: sympy.Expr | float | str) -> sympy.Expr:
+    """A count or binding as a sympy expression, built without evaluating any text."""
+    if isinstance(value, sympy.Basic):
+        return value
+    if isinstance(value, bool | int):
+        return sympy.Integer(int(value))
+    if isinstance(value, float):
+        return sympy.Float(value)
+    return parse_value(value)
 
 
 def substitute(expr: sympy.Expr, values: Mapping[str, float]) -> sympy.Expr:
     if not isinstance(expr, sympy.Basic):
-        return sympy.sympify(expr)
+        return as_expr(expr)
     if expr.is_Number:
         return expr
     subs = {s: values[s.name] for s in expr.free_symbols if s.name in values}
     # xreplace: a structural swap, many times faster than subs and enough for numbers
-    return expr.xreplace({s: sympy.sympify(v) for s, v in subs.items()}) if subs else expr
+    return expr.xreplace({s: as_expr(v) for s, v in subs.items()}) if subs else expr
 
 
-MAX_COUNT = 1e18  # beyond any real kernel: a runaway symbolic product, clamped
+MAX_COUNT = 1e18  # beyond any real kernel: a runaway symbolic product, clamped (and reported)
 
 
-def _number(expr: sympy.Expr) -> float:
+def _clamp(value: float, key: str, clamped: dict[str, float] | None) -> float:
+    """`value` within +-MAX_COUNT (non-finite: MAX_COUNT, or 0 below), noting in `clamped`
+    the value of each count that had to be clamped."""
+    if math.isfinite(value) and abs(value) <= MAX_COUNT:
+        return value
+    if clamped is not None:
+        clamped[key] = value
+    if not math.isfinite(value):
+        return MAX_COUNT if value > 0 else 0.0
+    return max(-MAX_COUNT, min(MAX_COUNT, value))
+
+
+def _number(expr: sympy.Expr, key: str = "", clamped: dict[str, float] | None = None) -> float:
     try:
         value = float(expr)
     except (TypeError, ValueError, OverflowError):
@@ -78,9 +136,7 @@ def _number(expr: sympy.Expr) -> float:
             value = float(sympy.N(expr))
         except (TypeError, ValueError, OverflowError):
             return 0.0
-    if not math.isfinite(value):
-        return MAX_COUNT if value > 0 else 0.0
-    return max(-MAX_COUNT, min(MAX_COUNT, value))
+    return _clamp(value, key, clamped)
 
 
 @dataclass
@@ -97,6 +153,8 @@ class ResolvedCounts:
     unbound: set[str] = field(default_factory=set)
     defaults: dict[str, int] = field(default_factory=dict)
     structure: dict[str, float] = field(default_factory=dict)
+    #: count -> its value before clamping at +-MAX_COUNT (a runaway product)
+    clamped: dict[str, float] = field(default_factory=dict)
 
     @property
     def bytes(self) -> float:
@@ -135,6 +193,13 @@ class ResolvedCounts:
 
     def defaults_json(self) -> dict[str, int]:
         return dict(sorted(self.defaults.items()))
+
+    def warnings(self) -> list[str]:
+        """One line per count that had to be clamped, naming it and the value used."""
+        return [
+            f"{key} is {value:.3g}, beyond +-{MAX_COUNT:g}: {_clamp(value, key, None):g} used"
+            for key, value in sorted(self.clamped.items())
+        ]
 
     def threads_json(self) -> float:
         return _clean(self.threads)
@@ -184,12 +249,13 @@ def resolve_counts(
             values.setdefault(k, v)
         values.update({k: v for k, v in context.extra.items() if k not in values})
     host_values = {**exe_arg_values(context.exe_args if context is not None else ""), **values}
+    clamped: dict[str, float] = {}
     for name, expr in fv.host_bindings.items():
         if name in values:
             continue
         bound = substitute(expr, host_values)
         if not bound.free_symbols:
-            number = _number(bound)
+            number = _number(bound, f"host value of {name}", clamped)
             if number > 0:
                 values[name] = number
     exprs: dict[str, sympy.Expr] = {f"flops_{c}": fv.flops_total(c) for c in ("sp", "dp", "hp")}
@@ -207,14 +273,15 @@ def resolve_counts(
     footprint = 0.0
     if fv.footprint is not None:
         resolved_fp = substitute(substitute(fv.footprint, host_values), values)
-        footprint = _number(resolved_fp) if not resolved_fp.free_symbols else 0.0
+        if not resolved_fp.free_symbols:
+            footprint = _number(resolved_fp, "footprint", clamped)
     # Fully bound expressions go straight to numbers; the rest keep their partly bound form
     # (its free names are the unbound symbols; the count fields' forms are shown to users).
     partial: dict[str, sympy.Expr] = {}
     unbound: set[str] = set()
     for key, expr in exprs.items():
         if not isinstance(expr, sympy.Basic):
-            expr = exprs[key] = sympy.sympify(expr)
+            expr = exprs[key] = as_expr(expr)
         if expr.is_Number:
             continue  # most counts: no free names to look at
         if any(s.name not in values for s in expr.free_symbols):
@@ -223,7 +290,7 @@ def resolve_counts(
     defaults = {name: default_for(name) for name in unbound}
     everything = {**values, **defaults}
     symbolic = {k: e for k, e in partial.items() if e.free_symbols and k in _SHOWN_SYMBOLIC}
-    numbers = {k: _evaluated(e, everything) for k, e in exprs.items()}
+    numbers = {k: _evaluated(e, everything, k, clamped) for k, e in exprs.items()}
     special = {k.split(":", 1)[1]: v for k, v in numbers.items() if k.startswith("special:")}
     return ResolvedCounts(
         flops={
@@ -248,21 +315,22 @@ def resolve_counts(
             if _used_in_counts(fv, n) or n.startswith("trip_L") or fv.work_items is not None
         },
         structure={**{k: numbers[k] for k in STRUCTURE_FIELDS}, "footprint": footprint},
+        clamped=clamped,
     )
 
 
 _SHOWN_SYMBOLIC = ("flops_sp", "flops_dp", "flops_hp", "flops_int", "load_bytes", "store_bytes")
 
 
-def _evaluated(expr: sympy.Expr, values: Mapping[str, float]) -> float:
+def _evaluated(
+    expr: sympy.Expr, values: Mapping[str, float], key: str, clamped: dict[str, float]
+) -> float:
     """The expression's number at `values` (every free name bound), clamped like `_number`."""
     try:
         value = float(evaluate(expr, values))
     except (NotNumeric, OverflowError, ZeroDivisionError, ValueError, TypeError):
-        return _number(substitute(expr, values))
-    if not math.isfinite(value):
-        return MAX_COUNT if value > 0 else 0.0
-    return max(-MAX_COUNT, min(MAX_COUNT, value))
+        return _number(substitute(expr, values), key, clamped)
+    return _clamp(value, key, clamped)
 
 
 def _used_in_counts(fv: FeatureVector, name: str) -> bool:

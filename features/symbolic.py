@@ -34,8 +34,9 @@ def zero_thread_position(expr: sympy.Expr) -> sympy.Expr:
     return expr.subs(subs) if subs else expr
 
 
-def unknown_trip_symbol(line: int) -> sympy.Symbol:
-    return symbol(f"trip_L{line}")
+def unknown_trip_symbol(line: int, ordinal: int = 1) -> sympy.Symbol:
+    """The trip count of the `ordinal`-th data-dependent loop starting on `line`."""
+    return symbol(f"trip_L{line}" if ordinal == 1 else f"trip_L{line}_{ordinal}")
 
 
 #: classes rebuilt from their arguments without re-running sympy's simplification

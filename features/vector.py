@@ -32,6 +32,7 @@ Number = sympy.Expr
 STRUCTURE_FIELDS: tuple[str, ...] = (
     "int_ops", "loads", "stores", "shared_load_bytes", "shared_store_bytes", "atomics",
     "barriers", "branches", "bytes_private", "bytes_partial", "bytes_broadcast", "bytes_rare",
+    "flops_tensor",
 )
 #: every per-thread count the visitor tallies (all sympy-expression fields but `special`)
 TALLY_FIELDS: tuple[str, ...] = (
@@ -73,6 +74,9 @@ class FeatureVector:
     atomics: sympy.Expr = field(default_factory=zero)
     barriers: sympy.Expr = field(default_factory=zero)
     branches: sympy.Expr = field(default_factory=zero)
+    #: tensor-core FLOPs (WMMA mma_sync, 2*M*N*K per warp): a class of their own, in no
+    #: precision's total and no intensity (the profiled sp/dp/hp FLOPs exclude them too)
+    flops_tensor: sympy.Expr = field(default_factory=zero)
     special: dict[tuple[str, str], sympy.Expr] = field(default_factory=dict)
     # structure (plain numbers)
     loop_depth: int = 0
@@ -94,6 +98,8 @@ class FeatureVector:
     unparsed_regions: int = 0
     symbols: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
+    #: why the counts are approximate (nesting or work limits, docs/counting.md N2-N4, B1)
+    warnings: list[str] = field(default_factory=list)
 
     def special_flops(self, precision: str) -> sympy.Expr:
         total = sympy.Integer(0)

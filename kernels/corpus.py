@@ -5,10 +5,10 @@ each kernel in the file and the per-thread counts a careful reader derives from
 docs/counting.md. This module loads those sidecars and compares them with what the analyzer
 counts, so the tests and `bench/corpus_exactness.py` share one definition of "a match".
 """
+
 from __future__ import annotations
 
 import math
-import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import sympy
+from roofcast.features.cvalue import SIDECAR_FUNCTIONS, parse_value
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,7 +27,6 @@ else:  # pragma: no cover
 SOURCE_SUFFIXES: dict[str, tuple[str, ...]] = {"cuda": (".cu",), "openmp": (".cpp",)}
 #: Keys every sidecar entry must give (the minimum the corpus promises).
 REQUIRED_KEYS: tuple[str, ...] = ("flops_sp", "flops_dp", "flops_hp", "load_bytes", "store_bytes")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def corpus_root() -> Path:
@@ -79,10 +79,9 @@ class CorpusEntry:
 
 def _is_number(text: str) -> bool:
     try:
-        float(text)
+        return math.isfinite(float(text))
     except ValueError:
         return False
-    return True
 
 
 def _parse_entry(source: Path, raw: dict[str, Any]) -> CorpusEntry:
@@ -149,10 +148,23 @@ def _symbols_by_name(expr: sympy.Expr) -> dict[str, sympy.Symbol]:
     return {s.name: s for s in expr.free_symbols if isinstance(s, sympy.Symbol)}
 
 
+def _expr(value: Any) -> sympy.Expr:
+    """A count (a sympy expression or a number) or a sidecar's text as a sympy expression."""
+    if isinstance(value, sympy.Basic):
+        return value
+    if isinstance(value, bool | int):
+        return sympy.Integer(int(value))
+    if isinstance(value, float):
+        return sympy.Float(value)
+    if isinstance(value, str):
+        return sidecar_expression(value)
+    raise TypeError(f"not an expression: {value!r}")
+
+
 def subs_by_name(expr: Any, values: Mapping[str, str]) -> sympy.Expr:
     """Bind symbols by name (the analyzer's symbols may carry assumptions ours do not)."""
-    expr = sympy.sympify(expr)
-    numeric = {k: sympy.sympify(v) for k, v in values.items() if _is_number(v)}
+    expr = _expr(expr)
+    numeric = {k: sidecar_expression(v) for k, v in values.items() if _is_number(v)}
     by_name = _symbols_by_name(expr)
     mapping = {sym: numeric[name] for name, sym in by_name.items() if name in numeric}
     return expr.xreplace(mapping) if mapping else expr
@@ -172,18 +184,17 @@ def _default_substitute() -> Callable[[Any, Mapping[str, str]], Any]:
     return both
 
 
-def parse_expression(text: str) -> sympy.Expr:
-    """Parse a sidecar expression with every identifier a plain symbol (N, S, E stay names)."""
-    names = {n: sympy.Symbol(n) for n in _IDENT.findall(text)}
-    for fn in ("ceiling", "floor", "log", "Max", "Min", "sqrt"):
-        names.pop(fn, None)
-    return sympy.parse_expr(text, local_dict=names)
+def sidecar_expression(text: str) -> sympy.Expr:
+    """A sidecar expression: C syntax, every identifier a plain symbol (N, S, E stay names),
+    calls only to sympy's ceiling, floor, log, sqrt, Max, Min. Read by the strict C parser
+    (a ValueError when malformed), never evaluated as Python."""
+    return parse_value(text, functions=SIDECAR_FUNCTIONS)
 
 
 def _as_number(value: Any) -> float | None:
     try:
-        expr = sympy.sympify(value)
-    except (sympy.SympifyError, TypeError):
+        expr = _expr(value)
+    except (ValueError, TypeError):
         return None
     if expr.free_symbols:
         return None
@@ -245,8 +256,8 @@ _SAMPLES: tuple[int, ...] = (1048576, 256, 1024, 64, 4096, 12, 100)
 def equivalent(expected: sympy.Expr, got: Any, trials: int = 3) -> bool:
     """Whether two expressions agree at several positive-integer points (symbols by name)."""
     try:
-        got_expr = sympy.sympify(got)
-    except (sympy.SympifyError, TypeError):
+        got_expr = _expr(got)
+    except (ValueError, TypeError):
         return False
     names = sorted(set(_symbols_by_name(expected)) | set(_symbols_by_name(got_expr)))
     for trial in range(trials):
@@ -263,7 +274,7 @@ def check_symbolic(entry: CorpusEntry, features: Any) -> list[Check]:
     checks = []
     for key, text in entry.symbolic.items():
         got = getattr(features, key, None)
-        ok = got is not None and equivalent(parse_expression(text), got)
+        ok = got is not None and equivalent(sidecar_expression(text), got)
         checks.append(Check(entry.id, f"symbolic.{key}", text, str(got), ok))
     return checks
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import sympy
 
-from roofcast.analyzer.discover import discover_files, roots_of
+from roofcast.analyzer.discover import discover_files, roots_of, unlistable_folder
 from roofcast.analyzer.model import FileProblem, KernelIR
 from roofcast.analyzer.parsing import forget_nodes
 from roofcast.analyzer.partition import independent_groups
@@ -64,6 +64,10 @@ class KernelResult:
             "defaults_applied": r.defaults_json(),
             "threads": r.threads_json(),
             "features": r.structure_json(self.features),
+            "undefined_macros": list(self.ir.undefined_macros),
+            # approximate counts (docs/counting.md N2-N4, B1), then clamped ones
+            "warnings": [*self.features.warnings, *r.warnings()],
+            "notes": list(self.features.notes),
         }
         if self.extra_verdicts:
             out["verdicts"] = {k: v.to_json() for k, v in self.extra_verdicts.items()}
@@ -143,20 +147,25 @@ def analyze_paths(
     context: LaunchContext | None = None,
     jobs: int | None = 1,
     on_group_done: Callable[[int, int], None] | None = None,
+    undefines: frozenset[str] = frozenset(),
+    include_dirs: Sequence[Path] = (),
 ) -> AnalysisReport:
     """The whole `analyze` job on files or folders.
 
     Files are split into groups that share nothing (see `analyzer.partition`); with `jobs`
     > 1 (None: one per available CPU) the groups run in that many processes. The report is
-    the same for any `jobs`. `on_group_done(done, total)` is called as groups finish."""
+    the same for any `jobs`. `on_group_done(done, total)` is called as groups finish.
+    `undefines` (-U) and `include_dirs` (-I) are as a compiler's."""
     from roofcast.predictors import default_predictor
 
     forget_resolved()  # files may have changed since the last analysis in this process
     listed = [Path(p) for p in paths]
-    roots = roots_of(listed)
+    roots = [*roots_of(listed), *include_dirs]
+    unlistable: list[Path] = []
     with _young_collections_only():
-        groups = independent_groups(expand_paths(listed), roots)
-        job = _GroupJob(roots, gpu, dict(defines or {}), predictor or default_predictor(), context)
+        groups = independent_groups(expand_paths(listed, unlistable), roots)
+        defined = {k: v for k, v in (defines or {}).items() if k not in undefines}
+        job = _GroupJob(roots, gpu, defined, predictor or default_predictor(), context, undefines)
         workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
         if workers > 1:
             outcomes = _run_parallel(job, groups, workers, on_group_done)
@@ -169,7 +178,8 @@ def analyze_paths(
             job.judge(outcomes)
         kernels = [k for results, _ in outcomes for k in results]
         kernels.sort(key=lambda k: (k.ir.file, k.ir.line))  # stable: a file lies in one group
-        problems = [p for _, found in outcomes for p in found]
+        problems = [unlistable_folder(folder) for folder in unlistable]
+        problems += [p for _, found in outcomes for p in found]
     return AnalysisReport(gpu=gpu, kernels=kernels, problems=problems)
 
 
@@ -215,20 +225,88 @@ class _GroupJob:
     defines: dict[str, str]
     predictor: Predictor
     context: LaunchContext | None
+    undefines: frozenset[str] = frozenset()
 
     def __call__(self, files: list[Path]) -> _Outcome:
-        """The group's results, without verdicts: `judge` gives those for many groups at once."""
-        found = discover_files(files, self.roots, self.defines)
-        results = count_kernels(found.kernels, self.defines, self.context)
+        """The group's results, without verdicts: `judge` gives those for many groups at once.
+        An unexpected failure costs the file or kernel it happened in, not the run: it is
+        one of the group's problems, and the rest of the group is analysed."""
+        kernels, problems = self.discover(files)
+        results = []
+        for ir in kernels:
+            try:
+                features = count_features(ir, self.defines)
+                resolved = resolve_counts(features, self.defines, self.context)
+            except Exception as exc:  # noqa: BLE001 - reported, see above
+                problems.append(FileProblem(ir.file, f"{_kernel(ir)} not analysed: {_error(exc)}"))
+                continue
+            results.append(KernelResult(ir=ir, features=features, resolved=resolved))
+            problems.extend(
+                FileProblem(ir.file, f"{_kernel(ir)}: {warning}", fatal=False)
+                for warning in features.warnings
+            )
         for result in results:  # the group's parse trees can go: nothing after counting reads them
             result.ir.ast = None
             result.ir.context = None
         forget_nodes()
-        return results, found.problems
+        return results, problems
+
+    def discover(self, files: list[Path]) -> tuple[list[KernelIR], list[FileProblem]]:
+        """The group's kernels and file problems; if discovering the group fails, each file
+        is discovered on its own (without the others' headers and call sites), and a file
+        that still fails is a problem."""
+        try:
+            found = discover_files(files, self.roots, self.defines, self.undefines)
+            return found.kernels, found.problems
+        except Exception:  # noqa: BLE001 - retried file by file, where it is reported
+            pass
+        kernels: list[KernelIR] = []
+        problems: list[FileProblem] = []
+        seen: set[tuple[str, int, str]] = set()  # a header's kernels, found by each includer
+        for path in files:
+            try:
+                found = discover_files([path], self.roots, self.defines, self.undefines)
+            except Exception as exc:  # noqa: BLE001 - reported
+                problems.append(FileProblem(str(path), f"not analysed: {_error(exc)}"))
+                continue
+            problems.extend(found.problems)
+            for ir in found.kernels:
+                if (ir.file, ir.line, ir.name) not in seen:
+                    seen.add((ir.file, ir.line, ir.name))
+                    kernels.append(ir)
+        kernels.sort(key=lambda k: (k.file, k.line))
+        return kernels, problems
 
     def judge(self, outcomes: list[_Outcome]) -> None:
+        """Verdicts for many groups in one call; if that fails, kernel by kernel, and a
+        kernel whose verdict fails has none (`unknown`) and is a problem of its group."""
         results = [result for found, _ in outcomes for result in found]
-        predict_verdicts(results, self.gpu, self.predictor, self.context)
+        try:
+            predict_verdicts(results, self.gpu, self.predictor, self.context)
+            return
+        except Exception:  # noqa: BLE001 - retried kernel by kernel, where it is reported
+            pass
+        for found, problems in outcomes:
+            for result in found:
+                try:
+                    predict_verdicts([result], self.gpu, self.predictor, self.context)
+                except Exception as exc:  # noqa: BLE001 - reported
+                    result.verdict = None
+                    message = f"{_kernel(result.ir)}: no verdict: {_error(exc)}"
+                    problems.append(FileProblem(result.ir.file, message))
+
+
+def _kernel(ir: KernelIR) -> str:
+    return f"kernel {ir.name} (line {ir.line})"
+
+
+def _error(exc: BaseException) -> str:
+    """An unexpected error in one line: its class and the first line of its message."""
+    lines = str(exc).strip().splitlines()
+    message = lines[0] if lines else ""
+    if len(message) > 200:
+        message = message[:199] + "…"
+    return f"internal error {type(exc).__name__}" + (f": {message}" if message else "")
 
 
 _FLAVOUR = re.compile(r"[-_][A-Za-z0-9]+$")

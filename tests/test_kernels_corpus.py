@@ -24,7 +24,7 @@ from roofcast.kernels.corpus import (
     entry_checks,
     equivalent,
     load_corpus,
-    parse_expression,
+    sidecar_expression,
     sidecar_for,
     source_files,
     unlisted_kernels,
@@ -82,7 +82,7 @@ def test_sidecar_entry_is_well_formed(entry: CorpusEntry) -> None:
     for kind, prec in entry.special:
         assert kind in SPECIAL_KINDS and prec in ("hp", "sp", "dp"), (kind, prec)
     for text in entry.symbolic.values():
-        parse_expression(text)  # raises on a malformed expression
+        sidecar_expression(text)  # raises on a malformed expression
     assert set(entry.bound.values()) <= {"compute", "bandwidth"}
 
 
@@ -101,7 +101,7 @@ def test_sidecar_line_points_at_the_kernel(entry: CorpusEntry) -> None:
 
 def test_symbolic_expressions_compare_by_value() -> None:
     # ceiling(n) equals n for the integer sample points; a wrong factor does not.
-    expected = parse_expression("8*K + 16")
+    expected = sidecar_expression("8*K + 16")
     assert equivalent(expected, "8*ceiling(K) + 16")
     assert not equivalent(expected, "8*K")
 

@@ -320,10 +320,15 @@ def _fail_in_started_processes(monkeypatch, failure) -> None:
 
 @_FORKS
 def test_an_error_in_a_worker_process_is_raised_here(tree: Path, monkeypatch):
-    def boom() -> None:
+    """An error outside any one file's analysis (here: sending the results back; a file's
+    own failure is one of the report's problems, tests/test_hardening_nesting.py)."""
+    import roofcast.pipeline as pipeline
+
+    def boom(self, obj: object) -> object:
         raise ValueError("boom in a worker")
 
-    _fail_in_started_processes(monkeypatch, boom)
+    _fail_in_started_processes(monkeypatch, lambda: None)
+    monkeypatch.setattr(pipeline._ExpressionPickler, "reducer_override", boom)
     with pytest.raises(ValueError, match="boom in a worker"):
         _report(tree, 3)
 

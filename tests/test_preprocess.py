@@ -270,10 +270,18 @@ def test_if_zero_and_compiler_builtins_decide():
     assert {"cuda", "not_hip", "nested_alive"} <= names and "nested_dead" not in names
 
 
-def test_undecidable_condition_keeps_the_first_arm():
+def test_a_macro_nothing_defines_is_undefined_as_with_cpp():
     names = kept({})
-    assert "first_arm" in names and "second_arm" not in names
-    assert "mode_two" in names and not {"mode_other", "no_mode"} & names
+    assert "second_arm" in names and "first_arm" not in names
+    assert "no_mode" in names and not {"mode_two", "mode_other"} & names
+
+
+def test_undecidable_condition_keeps_the_first_arm():
+    # a name the implementation reserves may be a compiler builtin; a builtin's value is unknown
+    for condition in ("#ifdef __GNUC__", "#if __CUDA_ARCH__ >= 700", "#if F(2)"):
+        text = f"#define F(x) x\n{condition}\nint first;\n#else\nint second;\n#endif"
+        out = resolve_conditionals(text, {})
+        assert "first" in out and "second" not in out, condition
 
 
 @pytest.mark.parametrize(("defined", "arm"), [
@@ -399,7 +407,9 @@ def test_a_headers_macros_apply_in_the_includer(tmp_path):
 
 
 def test_openmp_pragma_inside_ifdef_attaches_to_the_following_loop():
-    found = discover([FIXTURES / "guarded_pragma.cpp"])
+    # as with cpp, the guarded target pragmas exist only where their macros are defined
+    assert discover([FIXTURES / "guarded_pragma.cpp"]).kernels == []
+    found = discover([FIXTURES / "guarded_pragma.cpp"], {"USE_GPU": "1", "OFFLOAD": "1"})
     assert [(k.name, k.line) for k in found.kernels] == [("guarded", 6), ("guarded_else", 17)]
     for kernel in found.kernels:
         fv = count_features(kernel)
@@ -431,3 +441,81 @@ def test_accessor_macros_expose_memory_traffic():
     # A(r, c) is a[(r) * 16 + (c)]: 4 reads of distinct elements and one write, floats
     assert (fv.load_bytes, fv.store_bytes) == (16, 4)
     assert fv.flops_sp == 3
+
+
+# --------------------------------------------------------------------------- #if evaluation
+
+
+def arm(condition: str, defined: dict[str, str | None] | None = None) -> str | None:
+    """'yes' or 'no' as resolve_conditionals keeps `#if condition`; None: undecidable."""
+    from roofcast.analyzer.preprocess import _decide
+
+    return {True: "yes", False: "no", None: None}[_decide("if", condition, defined or {}).value]
+
+
+@pytest.mark.parametrize(("condition", "expected"), [
+    ("1 + 2 * 3 == 7", "yes"),
+    ("(1 + 2) * 3 == 7", "no"),
+    ("-1 < 0", "yes"),
+    ("-1 < 0u", "no"),  # the usual arithmetic conversions: -1 becomes UINTMAX_MAX
+    ("18446744073709551615 == -1", "yes"),  # too big for intmax_t: unsigned
+    ("9223372036854775807 + 1 < 0", "yes"),  # intmax_t wraps
+    ("0x10 == 16 && 010 == 8 && 1ULL << 63 > 0", "yes"),
+    ("-7 / 2 == -3 && -7 % 2 == -1", "yes"),  # division truncates toward zero
+    ("'a' == 97 && '\\n' == 10 && '\\x41' == 65", "yes"),
+    ("0 && 1 / 0", "no"),  # short-circuit: the division is never done
+    ("1 || 1 / 0", "yes"),
+    ("1 ? 2 : 1 / 0", "yes"),
+    ("defined(A) && A > 2", "yes"),
+    ("defined A && !defined C", "yes"),
+    ("UNDEFINED_NAME == 0", "yes"),  # cpp: a name left after expansion is 0
+    ("~0 == -1 && (5 & 3) == 1 && (5 | 3) == 7 && (5 ^ 3) == 6", "yes"),
+    ("1 / 0", None),
+    ("1 << 64", None),
+    ("9**9**9**9", None),  # not C (Python's eval hung on it)
+    ("2.5 > 1", None),  # no floating constants in #if
+    ("F(1)", None),  # a function-like macro call
+    ("__GNUC__ >= 4", None),  # a reserved name: perhaps a compiler's builtin
+    ("__CUDA_ARCH__ >= 700", None),  # a builtin whose value is unknown
+    ("1 +", None),
+    ("(" * 3000 + "1" + ")" * 3000, None),
+])
+def test_if_conditions_have_c_preprocessor_meaning(condition, expected):
+    assert arm(condition, {"A": "B", "B": "3", "F": None}) == expected
+
+
+def test_a_macro_bomb_in_a_condition_is_bounded():
+    import time
+
+    bomb = {f"A{i}": f"(A{i + 1} + A{i + 1})" for i in range(64)} | {"A64": "1"}
+    started = time.perf_counter()
+    assert arm("A0 > 0", bomb) is None
+    assert time.perf_counter() - started < 2
+
+
+def test_notes_name_the_undefined_macros_that_chose_an_arm():
+    text = textwrap.dedent("""\
+        #ifndef GUARD_H
+        #define GUARD_H
+        #ifndef BLOCK
+        #define BLOCK 256
+        #endif
+        #ifdef USE_DOUBLE
+        double x;
+        #endif
+        #if LEVEL > 2
+        int y;
+        #endif
+        #endif
+        """)
+    notes: list[str] = []
+    out = resolve_conditionals(text, {}, notes=notes)
+    assert "double" not in out and "int y" not in out
+    # a guard or a default value (`#ifndef X / #define X`) is no choice worth a note
+    assert notes == ["USE_DOUBLE", "LEVEL"]
+
+
+def test_undefine_overrides_a_define_and_a_builtin():
+    text = "#ifdef __CUDACC__\nint cuda;\n#endif\n#ifdef X\nint x;\n#endif\n"
+    out = resolve_conditionals(text, {"X": "1"}, undefined=frozenset({"__CUDACC__", "X"}))
+    assert "cuda" not in out and "int x" not in out

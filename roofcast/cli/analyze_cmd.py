@@ -12,7 +12,14 @@ import typer
 from rich.console import Console
 
 from roofcast.cli.errors import EXIT_RUNTIME, EXIT_USAGE, fail
-from roofcast.cli.options import VersionOpt, defines_or_fail, dims_or_fail, gpu_or_fail
+from roofcast.cli.options import (
+    VersionOpt,
+    defines_or_fail,
+    dims_or_fail,
+    gpu_or_fail,
+    include_dirs_or_fail,
+    undefines_or_fail,
+)
 from roofcast.cli.outputs import output_file, write_text, writing
 
 
@@ -34,6 +41,14 @@ def analyze(
     define: Annotated[
         list[str] | None,
         typer.Option("--define", "-D", help="Bind a symbol: NAME=VALUE (repeatable)."),
+    ] = None,
+    undefine: Annotated[
+        list[str] | None,
+        typer.Option("--undefine", "-U", help="Undefine a macro, as cc -U NAME (repeatable)."),
+    ] = None,
+    include_dir: Annotated[
+        list[Path] | None,
+        typer.Option("--include-dir", "-I", help="Search DIR for quoted includes (repeatable)."),
     ] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     predictor: Annotated[
@@ -81,6 +96,8 @@ def analyze(
     output_file(output)
     target = gpu_or_fail(gpu)
     defines = defines_or_fail(define)
+    undefines = undefines_or_fail(undefine)
+    include_dirs = include_dirs_or_fail(include_dir)
     context = LaunchContext(block=dims_or_fail(block, "--block"), grid=dims_or_fail(grid, "--grid"))
     try:
         pattern = re.compile(kernel) if kernel else None
@@ -92,7 +109,17 @@ def analyze(
         fail(str(exc))
     try:
         with _GroupProgress() as progress:
-            report = analyze_paths(paths, target, defines, chosen, context, jobs, progress.update)
+            report = analyze_paths(
+                paths,
+                target,
+                defines,
+                chosen,
+                context,
+                jobs,
+                progress.update,
+                undefines=undefines,
+                include_dirs=include_dirs,
+            )
     except SourceError as exc:
         fail(str(exc))
     for problem in report.problems:
@@ -103,6 +130,7 @@ def analyze(
         )
     if pattern is not None:
         report.kernels = [k for k in report.kernels if pattern.search(k.ir.name)]
+    _warn_kernels(report)
     if not report.kernels:
         if any(p.fatal for p in report.problems):
             raise typer.Exit(EXIT_USAGE)
@@ -117,6 +145,24 @@ def analyze(
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if any(p.fatal for p in report.problems):
         raise typer.Exit(EXIT_USAGE)  # results were printed; the run still reports bad input
+
+
+def _warn_kernels(report) -> None:
+    """One stderr line per clamped count, and per file whose undefined macros chose an arm."""
+    files_noted: set[str] = set()
+    for k in report.kernels:
+        for warning in k.resolved.warnings():
+            print(
+                f"roofcast: warning: {k.ir.file}:{k.ir.line} {k.ir.name}: {warning}",
+                file=sys.stderr,
+            )
+        if k.ir.undefined_macros and k.ir.file not in files_noted:
+            files_noted.add(k.ir.file)
+            print(
+                f"roofcast: note: {k.ir.file}: undefined, so chose an #if arm: "
+                f"{', '.join(k.ir.undefined_macros)} (-D to define)",
+                file=sys.stderr,
+            )
 
 
 class _GroupProgress:

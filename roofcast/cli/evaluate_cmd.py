@@ -193,7 +193,9 @@ def evaluate(
         rows = load_manifest(manifest)
     except ManifestError as exc:
         fail(str(exc))
-    defines = _pairs(define, "--define")
+    from roofcast.cli.options import defines_or_fail
+
+    defines = defines_or_fail(define)
     options = _pairs(option, "--option")
     for key, value in (
         ("model", model),

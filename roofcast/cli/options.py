@@ -1,8 +1,9 @@
 """Options shared by verbs (one definition, so a flag means the same everywhere) and their
-parsing: GPUs, --define, launch dimensions, --version."""
+parsing: GPUs, --define, --undefine, --include-dir, launch dimensions, --version."""
 
 from __future__ import annotations
 
+import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated
@@ -21,16 +22,37 @@ def gpu_or_fail(name: str) -> GPU:
 
 
 def defines_or_fail(items: list[str] | None) -> dict[str, str]:
-    from roofcast.features.resolve import parse_define
+    """NAME=VALUE pairs; a value that cannot mean anything is a one-line error (exit 2), one
+    that binds no size as the user may think a one-line warning (see `check_define`)."""
+    from roofcast.features.resolve import check_define, parse_define
 
     out: dict[str, str] = {}
     for item in items or []:
         try:
             name, value = parse_define(item)
+            warning = check_define(name, value)
         except ValueError as exc:
             fail(str(exc))
+        if warning:
+            print(f"roofcast: warning: {warning}", file=sys.stderr)
         out[name] = value
     return out
+
+
+def undefines_or_fail(items: list[str] | None) -> frozenset[str]:
+    """-U NAME: macro names, undefined as with a compiler's -U (a -D of the name is dropped)."""
+    for name in items or []:
+        if not name.isidentifier():
+            fail(f"malformed --undefine '{name}': expected a macro name")
+    return frozenset(items or [])
+
+
+def include_dirs_or_fail(items: list[Path] | None) -> list[Path]:
+    """-I DIR: folders searched for quoted includes, after those given as paths."""
+    for folder in items or []:
+        if not folder.is_dir():
+            fail(f"--include-dir {folder}: no such folder")
+    return list(items or [])
 
 
 def dims_or_fail(text: str | None, option: str) -> tuple[int, int, int] | None:

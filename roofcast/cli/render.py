@@ -41,7 +41,13 @@ def _title(report: AnalysisReport) -> str:
     )
 
 
-_CAPTION = "per thread (OpenMP: per iteration); ~ = symbolic, documented defaults applied"
+def _caption(report: AnalysisReport) -> str:
+    """What the counts mean, and the files whose #if arms hung on undefined macros."""
+    caption = "per thread (OpenMP: per iteration); ~ = symbolic, documented defaults applied"
+    noted = {k.ir.file: k.ir.undefined_macros for k in report.kernels if k.ir.undefined_macros}
+    for file, names in noted.items():
+        caption += f"\n{os.path.basename(file)}: #if arms chosen by undefined {', '.join(names)}"
+    return caption
 
 
 def _where(k: KernelResult) -> str:
@@ -74,7 +80,10 @@ def render_table(report: AnalysisReport, console: Console, verbose: bool = False
         render_blocks(report, console, verbose)
         return
     table = Table(
-        title=_title(report), title_justify="left", caption=_CAPTION, caption_justify="left"
+        title=_title(report),
+        title_justify="left",
+        caption=_caption(report),
+        caption_justify="left",
     )
     table.add_column("kernel", overflow="fold", max_width=28)
     table.add_column("where", overflow="fold", max_width=30)
@@ -97,6 +106,9 @@ def render_table(report: AnalysisReport, console: Console, verbose: bool = False
             Text("\n".join([_reason(k, verbose), *_details(k, verbose)])),
         )
     console.print(table)
+    for k in report.kernels:
+        for note in k.features.notes:
+            console.print(f"note: {k.ir.name}:{k.ir.line}: {note}", markup=False)
 
 
 def _details(k: KernelResult, verbose: bool) -> list[str]:
@@ -117,7 +129,7 @@ def render_blocks(report: AnalysisReport, console: Console, verbose: bool = Fals
     """Narrow layout: `name  bound  where`, then the counts and the whole reason, wrapped
     under the kernel, so nothing is cut at 80 columns."""
     console.print(_title(report), markup=False, highlight=False)
-    console.print(_CAPTION, style="dim", markup=False, highlight=False)
+    console.print(_caption(report), style="dim", markup=False, highlight=False)
     for k in report.kernels:
         r = k.resolved
         mark = "~" if r.defaults else ""

@@ -29,6 +29,14 @@ DefineOpt = Annotated[
     list[str] | None,
     typer.Option("--define", "-D", help="Bind a symbol, NAME=VALUE (repeatable)."),
 ]
+UndefineOpt = Annotated[
+    list[str] | None,
+    typer.Option("--undefine", "-U", help="Undefine a macro, as cc -U NAME (repeatable)."),
+]
+IncludeOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--include-dir", "-I", help="Search DIR for quoted includes (repeatable)."),
+]
 BaselineOpt = Annotated[
     Path, typer.Option("--baseline", help="Baseline file (kernel keys are relative to its folder).")
 ]
@@ -63,14 +71,28 @@ def load_gpus(names: Sequence[str]) -> list[tuple[str, GPU]]:
     return [(name, gpu_or_fail(name)) for name in names]
 
 
-def analyze(paths: Sequence[Path], gpu: GPU, defines: dict[str, str]) -> dict:
+def preprocessing(undefine: Sequence[str] | None, include_dir: Sequence[Path] | None) -> dict:
+    """-U and -I as `analyze_paths` keywords (a one-line error for a bad name or folder)."""
+    from roofcast.cli.options import include_dirs_or_fail, undefines_or_fail
+
+    return {
+        "undefines": undefines_or_fail(list(undefine or [])),
+        "include_dirs": include_dirs_or_fail(list(include_dir or [])),
+    }
+
+
+def analyze(
+    paths: Sequence[Path], gpu: GPU, defines: dict[str, str], prep: dict | None = None
+) -> dict:
     """analyze_paths with the analytic roofline predictor, as a report dict (JSON contract)."""
     from roofcast.analyzer import SourceError
     from roofcast.pipeline import analyze_paths
     from roofcast.predictors.roofline import RooflinePredictor
 
     try:
-        report = analyze_paths(list(paths), gpu, defines, predictor=RooflinePredictor())
+        report = analyze_paths(
+            list(paths), gpu, defines, predictor=RooflinePredictor(), **(prep or {})
+        )
     except SourceError as exc:
         fail(str(exc))
     for problem in report.problems:
@@ -80,11 +102,14 @@ def analyze(paths: Sequence[Path], gpu: GPU, defines: dict[str, str]) -> dict:
 
 
 def analyze_each(
-    paths: Sequence[Path], gpus: Sequence[tuple[str, GPU]], defines: dict[str, str]
+    paths: Sequence[Path],
+    gpus: Sequence[tuple[str, GPU]],
+    defines: dict[str, str],
+    prep: dict | None = None,
 ) -> list[dict]:
     """One report per GPU, with a (transient, stderr) progress bar when there are several."""
     if len(gpus) == 1:
-        return [analyze(paths, gpus[0][1], defines)]
+        return [analyze(paths, gpus[0][1], defines, prep)]
     from rich.console import Console
     from rich.progress import Progress
 
@@ -93,7 +118,7 @@ def analyze_each(
         task = progress.add_task("analysing", total=len(gpus))
         for label, gpu in gpus:
             progress.update(task, description=f"analysing for {label}")
-            reports.append(analyze(paths, gpu, defines))
+            reports.append(analyze(paths, gpu, defines, prep))
             progress.advance(task)
     return reports
 
@@ -111,6 +136,8 @@ def hook(
         float, typer.Option("--threshold", help="--fail-on change: % intensity drop that fails.")
     ] = DEFAULT_THRESHOLD_PCT,
     define: DefineOpt = None,
+    undefine: UndefineOpt = None,
+    include_dir: IncludeOpt = None,
 ) -> None:
     """Pre-commit entry: one line per kernel flagged or changed in FILES; exit 1 to stop."""
     from roofcast.workflow import baseline as bl
@@ -132,7 +159,8 @@ def hook(
     paths = [f for f in files or [] if f.is_file()]
     if not paths:
         return
-    reports = {label: analyze(paths, g, defines) for label, g in gpus}
+    prep = preprocessing(undefine, include_dir)
+    reports = {label: analyze(paths, g, defines, prep) for label, g in gpus}
     try:
         if fail_on is FailOn.change:
             from roofcast.workflow.view import rel_path
@@ -163,6 +191,8 @@ def baseline_update(
     gpu: GpuOpt,
     baseline: BaselineOpt = Path(DEFAULT_BASELINE),
     define: DefineOpt = None,
+    undefine: UndefineOpt = None,
+    include_dir: IncludeOpt = None,
 ) -> None:
     """Record every kernel's verdict and intensities per GPU in the baseline file."""
     from roofcast.workflow import baseline as bl
@@ -178,7 +208,7 @@ def baseline_update(
             data = bl.load(baseline)
         except bl.BaselineError as exc:
             fail(str(exc))
-    reports = analyze_each(paths, gpus, defines)
+    reports = analyze_each(paths, gpus, defines, preprocessing(undefine, include_dir))
     by_key = {g.key: r for (_, g), r in zip(gpus, reports, strict=True)}
     data = bl.update(data, by_key, base_dir, [rel_path(str(p), base_dir) for p in paths], defines)
     with writing(baseline, "--baseline"):
@@ -197,6 +227,8 @@ def plot(
     ] = Path("roofline.png"),
     title: Annotated[str | None, typer.Option("--title", help="Figure title.")] = None,
     define: DefineOpt = None,
+    undefine: UndefineOpt = None,
+    include_dir: IncludeOpt = None,
 ) -> None:
     """Draw GPU's roofline (one ceiling per class) with each kernel at its intensity."""
     from roofcast.workflow import plot as rp
@@ -205,7 +237,7 @@ def plot(
         fail(f"cannot write '{output}': use one of {', '.join(rp.FORMATS)}")
     output_file(output)
     ((label, g),) = load_gpus([gpu])
-    report = analyze(paths, g, parse_defines(define))
+    report = analyze(paths, g, parse_defines(define), preprocessing(undefine, include_dir))
     if not report["kernels"]:
         fail("no kernels found in " + ", ".join(str(p) for p in paths))
     fig = rp.figure(report, g, Path.cwd(), title)
@@ -225,13 +257,15 @@ def matrix(
         bool, typer.Option("--only-flips", help="Table: only kernels whose verdict flips.")
     ] = False,
     define: DefineOpt = None,
+    undefine: UndefineOpt = None,
+    include_dir: IncludeOpt = None,
 ) -> None:
     """Verdict of every kernel on every GPU; rows where the verdict flips are highlighted."""
     from roofcast.workflow import matrix as mx
 
     output_file(output)
     gpus = load_gpus(gpu)
-    reports = analyze_each(paths, gpus, parse_defines(define))
+    reports = analyze_each(paths, gpus, parse_defines(define), preprocessing(undefine, include_dir))
     m = mx.build(reports, Path.cwd(), [label for label, _ in gpus])
     if fmt is MatrixFormat.table:
         from rich.console import Console

@@ -29,12 +29,13 @@ def _number(value: object) -> float | None:
 
 
 def per_thread(result: KernelResult) -> dict[str, float | None]:
-    """Per-thread (per-iteration) sp/dp FLOPs (special functions folded in), integer ops
+    """Per-thread (per-iteration) sp/dp/hp FLOPs (special functions folded in), integer ops
     and global bytes, with the analyzer's defaults applied to unbound symbols."""
     r = result.resolved
     return {
         "sp_flops": _number(r.flops.get("sp")),
         "dp_flops": _number(r.flops.get("dp")),
+        "hp_flops": _number(r.flops.get("hp")),
         "int_ops": _number(r.flops.get("int")),
         "dram_bytes": _number(r.load_bytes + r.store_bytes),
     }
@@ -68,24 +69,36 @@ def launch_threads(outcome: RowOutcome) -> float | None:
     return float(row.threads) if row.threads is not None else None
 
 
-def count_pairs(outcome: RowOutcome) -> list[CountPair]:
-    """Predicted vs measured totals for one row (none when unmatched or not analyzed)."""
+def launch_totals(outcome: RowOutcome) -> dict[str, float]:
+    """Predicted whole-launch totals, by measured-column name (per-thread count x units of
+    work); empty when the row was not analyzed or its launch size is unknown."""
     if outcome.result is None:
-        return []
+        return {}
     threads = launch_threads(outcome)
     if threads is None:
-        return []
-    exact = fully_resolved(outcome.result)
-    out = []
+        return {}
+    out = {}
     for column, value in per_thread(outcome.result).items():
-        measured = outcome.row.measured.get(column)
-        if value is None or measured is None:
+        if value is None:
             continue
         total = value * threads
         if not math.isfinite(total):  # an overflowing count is a miss by a huge factor
             total = sys.float_info.max
-        out.append(CountPair(column, total, measured, exact))
+        out[column] = total
     return out
+
+
+def count_pairs(outcome: RowOutcome) -> list[CountPair]:
+    """Predicted vs measured totals for one row (none when unmatched or not analyzed)."""
+    totals = launch_totals(outcome)
+    if not totals:
+        return []
+    exact = fully_resolved(outcome.result)  # type: ignore[arg-type]
+    return [
+        CountPair(column, total, outcome.row.measured[column], exact)
+        for column, total in totals.items()
+        if column in outcome.row.measured
+    ]
 
 
 def predicted_intensity(result: KernelResult) -> dict[str, float]:

@@ -22,6 +22,7 @@ REQUIRED_COLUMNS: tuple[str, ...] = (
 #: Measured figures; optional (without them there is no count accuracy for that row).
 MEASURED_COLUMNS: tuple[str, ...] = (
     "xtime_ns", "dram_bytes", "sp_flops", "dp_flops", "int_ops", "sp_ai", "dp_ai", "int_ai",
+    "hp_flops", "hp_ai",
 )
 LANGUAGES = {"cuda": "CUDA", "omp": "OMP", "openmp": "OMP"}
 LABELS = {"compute": "compute", "bandwidth": "bandwidth"}

@@ -64,9 +64,19 @@ class CountPair:
     fully_resolved: bool
 
 
+def signed_log10_error(predicted: float, measured: float) -> float:
+    """log10((p + 1) / (m + 1)): positive when we over-count. +1 keeps zero counts (common:
+    no DP work) comparable."""
+    return math.log10((max(predicted, 0.0) + 1.0) / (max(measured, 0.0) + 1.0))
+
+
 def log10_error(predicted: float, measured: float) -> float:
     """|log10((p + 1) / (m + 1))|: +1 keeps zero counts (common: no DP work) comparable."""
-    return abs(math.log10((max(predicted, 0.0) + 1.0) / (max(measured, 0.0) + 1.0)))
+    return abs(signed_log10_error(predicted, measured))
+
+
+#: |log10 error| at or below which a count is "within 2x" (the tolerance absorbs rounding).
+WITHIN_2X = math.log10(2.0) + 1e-12
 
 
 def _summary(pairs: Sequence[CountPair]) -> dict:
@@ -77,7 +87,25 @@ def _summary(pairs: Sequence[CountPair]) -> dict:
         "n": len(pairs),
         "male": float(errors.mean()),
         "median_ale": float(np.median(errors)),
-        "within_2x": float((errors <= math.log10(2.0) + 1e-12).mean()),
+        "within_2x": float((errors <= WITHIN_2X).mean()),
+    }
+
+
+def error_budget(signed_errors: Sequence[float]) -> dict:
+    """Where one quantity's error lies, from signed log10 errors (positive = over-count):
+    share within 2x, median signed and absolute error, and the shares more than 2x over
+    and more than 2x under. A median alone hides whether misses lean one way."""
+    if not len(signed_errors):
+        return {"n": 0, "within_2x": None, "median_signed": None, "median_abs": None,
+                "over_2x": None, "under_2x": None}
+    errors = np.asarray(signed_errors, dtype=float)
+    return {
+        "n": int(errors.size),
+        "within_2x": float((np.abs(errors) <= WITHIN_2X).mean()),
+        "median_signed": float(np.median(errors)),
+        "median_abs": float(np.median(np.abs(errors))),
+        "over_2x": float((errors > WITHIN_2X).mean()),
+        "under_2x": float((errors < -WITHIN_2X).mean()),
     }
 
 

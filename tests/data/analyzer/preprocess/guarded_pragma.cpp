@@ -1,5 +1,5 @@
 // Fixture for tests/test_preprocess.py (our own code).
-// A target pragma guarded by #ifdef still applies to the loop after #endif.
+// A target pragma guarded by #ifdef (kept with -D USE_GPU) applies to the loop after #endif.
 void guarded(const float* x, float* y, int n)
 {
 #ifdef USE_GPU

@@ -1,0 +1,172 @@
+"""Where do our launch totals go wrong against Nsight Compute's, and what does each cost?
+
+Runs the matching and analysis of `roofcast evaluate` (roofline predictor) once, then prints
+
+- per quantity (DRAM bytes, int ops, SP/DP/HP FLOPs, arithmetic intensity per class) and per
+  language (CUDA, OMP, all): the share within 2x, the median signed and absolute log10
+  error, and the shares more than 2x over and more than 2x under;
+- the ORACLE table: the analytic roofline rule's balanced accuracy when the measured bytes,
+  int ops or FLOPs (and each pair of them) replace ours.
+
+The AI error of a class is the FLOP (op) error minus the byte error: log10 of
+((ops + 1) / (bytes + 1)) predicted over the same measured, the +1 of the count errors.
+
+    python bench/error_budget.py MANIFEST SOURCES [--gpu rtx3080] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from roofcast.evaluation.counts import count_pairs
+from roofcast.evaluation.manifest import ManifestError, load_manifest
+from roofcast.evaluation.metrics import error_budget, signed_log10_error
+from roofcast.evaluation.oracle import oracle_accuracy, substitution_sets
+from roofcast.evaluation.runner import RowOutcome, analyze_rows
+from roofcast.evaluation.tables import fmt
+from roofcast.predictors.roofline import RooflinePredictor
+
+#: Count quantities (measured column names) in the order printed.
+COUNTS: tuple[str, ...] = ("dram_bytes", "int_ops", "sp_flops", "dp_flops", "hp_flops")
+#: Intensity quantities -> the op column they divide by DRAM bytes.
+INTENSITIES: dict[str, str] = {
+    "sp_ai": "sp_flops",
+    "dp_ai": "dp_flops",
+    "hp_ai": "hp_flops",
+    "int_ai": "int_ops",
+}
+LANGUAGES: tuple[str, ...] = ("CUDA", "OMP", "all")
+
+
+def row_errors(outcome: RowOutcome) -> dict[str, float]:
+    """Signed log10 errors (positive = we over-count) of one row, by quantity."""
+    signed = {p.column: signed_log10_error(p.predicted, p.measured) for p in count_pairs(outcome)}
+    out = {q: signed[q] for q in COUNTS if q in signed}
+    if "dram_bytes" in signed:
+        for ai, ops in INTENSITIES.items():
+            if ops in signed:
+                out[ai] = signed[ops] - signed["dram_bytes"]
+    return out
+
+
+def budget(outcomes: Sequence[RowOutcome]) -> dict[str, dict[str, dict]]:
+    """quantity -> language (CUDA, OMP, all) -> `error_budget` summary. Quantities with no
+    measured column in the manifest (HP FLOPs in gpuFLOPBench) are left out."""
+    errors = [(o.row.language, row_errors(o)) for o in outcomes]
+    out: dict[str, dict[str, dict]] = {}
+    for quantity in (*COUNTS, *INTENSITIES):
+        if not any(quantity in e for _, e in errors):
+            continue
+        out[quantity] = {
+            language: error_budget(
+                [e[quantity] for lang, e in errors if quantity in e and language in (lang, "all")]
+            )
+            for language in LANGUAGES
+        }
+    return out
+
+
+def oracle(outcomes: Sequence[RowOutcome], gpu) -> dict[str, dict[str, float | None]]:
+    """substitution name ('as is', 'bytes', 'bytes+int', ...) -> language -> balanced
+    accuracy of the roofline rule."""
+    out: dict[str, dict[str, float | None]] = {}
+    for chosen in substitution_sets():
+        name = "+".join(chosen) or "as is"
+        out[name] = {
+            language: oracle_accuracy(
+                [o for o in outcomes if language in (o.row.language, "all")], gpu, chosen
+            )
+            for language in LANGUAGES
+        }
+    return out
+
+
+def _print(budget_: dict, oracle_: dict, rows: int, matched: int) -> None:
+    console = Console(emoji=False, highlight=False)
+    table = Table(
+        title=f"launch totals vs Nsight Compute ({matched}/{rows} rows matched; "
+        "log10 errors, + = over-count)"
+    )
+    for head in (
+        "quantity",
+        "lang",
+        "n",
+        "in 2x",
+        "med signed",
+        "med |err|",
+        ">2x over",
+        ">2x under",
+    ):
+        table.add_column(
+            head,
+            justify="left" if head in ("quantity", "lang") else "right",
+            no_wrap=head == "quantity",
+        )
+    for quantity, by_language in budget_.items():
+        for language, s in by_language.items():
+            table.add_row(
+                quantity if language == LANGUAGES[0] else "",
+                language,
+                str(s["n"]),
+                fmt(s["within_2x"], 2),
+                fmt(s["median_signed"], 2),
+                fmt(s["median_abs"], 2),
+                fmt(s["over_2x"], 2),
+                fmt(s["under_2x"], 2),
+            )
+        table.add_section()
+    console.print(table)
+    table = Table(
+        title="ORACLE: roofline rule's balanced accuracy with measured totals substituted for ours"
+    )
+    table.add_column("measured", justify="left")
+    for language in LANGUAGES:
+        table.add_column(language, justify="right")
+    for name, by_language in oracle_.items():
+        table.add_row(name, *(fmt(by_language[lang], 3) for lang in LANGUAGES))
+    console.print(table)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("manifest", type=Path, help="CSV with the columns of gpuFLOPBench dev.csv")
+    parser.add_argument("sources", type=Path, help="folder with one sub-folder per target")
+    parser.add_argument("--gpu", default="rtx3080", help="GPU the manifest was measured on")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    args = parser.parse_args(argv)
+    from roofcast.gpu_specs import load_gpu
+
+    try:
+        rows = load_manifest(args.manifest)
+        gpu = load_gpu(args.gpu)
+    except (ManifestError, KeyError, ValueError, OSError) as exc:
+        message = exc.args[0] if exc.args else str(exc)
+        print(f"error_budget: {message}", file=sys.stderr)
+        return 2
+    if not args.sources.is_dir():
+        print(f"error_budget: sources {args.sources}: not a folder", file=sys.stderr)
+        return 2
+    outcomes = analyze_rows(rows, args.sources, gpu, RooflinePredictor())
+    budget_, oracle_ = budget(outcomes), oracle(outcomes, gpu)
+    matched = sum(o.matched for o in outcomes)
+    if args.json:
+        print(
+            json.dumps(
+                {"rows": len(rows), "matched": matched, "budget": budget_, "oracle": oracle_},
+                indent=1,
+            )
+        )
+    else:
+        _print(budget_, oracle_, len(rows), matched)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""OpenMP target regions without a work-shared loop: how many units of work they run.
+
+Each region is written here; the expected work is read off its clauses by hand.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from roofcast.features.ompwork import clause_argument, region_shape
+from roofcast.gpu_specs import load_gpu
+
+from roofcast.evaluation.counts import launch_threads
+from roofcast.pipeline import KernelResult, analyze_paths
+from roofcast.predictors.base import LaunchContext
+from roofcast.predictors.roofline import RooflinePredictor
+
+
+def analyze(tmp_path: Path, source: str, block=None, grid=None) -> dict[str, KernelResult]:
+    path = tmp_path / "region.cpp"
+    path.write_text(textwrap.dedent(source))
+    report = analyze_paths(
+        [path], load_gpu("rtx3080"), {}, RooflinePredictor(), LaunchContext(block=block, grid=grid)
+    )
+    return {k.ir.name: k for k in report.kernels}
+
+
+CUDA_STYLE = """
+    void scale(int n, const float *x, float *y) {
+      #pragma omp target teams num_teams(n / 128) thread_limit(128) map(to: x[0:n], y[0:n])
+      {
+        #pragma omp parallel
+        {
+          int i = omp_get_team_num() * 128 + omp_get_thread_num();
+          y[i] = 3.0f * x[i];
+        }
+      }
+    }
+    void blocks(int n, float *y) {
+      #pragma omp target teams num_teams(64) map(tofrom: y[0:n])
+      {
+        #pragma omp parallel num_threads(32)
+        {
+          y[omp_get_team_num() * 32 + omp_get_thread_num()] *= 2.0f;
+        }
+      }
+    }
+    void geometry(int n, float *y) {
+      #pragma omp target teams map(tofrom: y[0:n])
+      {
+        #pragma omp parallel
+        {
+          y[omp_get_team_num() * omp_get_num_threads() + omp_get_thread_num()] += 1.0f;
+        }
+      }
+    }
+    void once(float *y) {
+      #pragma omp target map(tofrom: y[0:1])
+      {
+        y[0] = y[0] * 0.5f;
+      }
+    }
+    void per_team(int n, float *y) {
+      #pragma omp target teams num_teams(n)
+      {
+        y[omp_get_team_num()] = 1.0f;
+      }
+    }
+"""
+
+
+def test_teams_with_inner_parallel_run_teams_times_threads(tmp_path):
+    kernels = analyze(tmp_path, CUDA_STYLE)
+    k = kernels["scale"]
+    # per thread: one load and one store of a float, one SP multiply
+    assert (k.features.load_bytes, k.features.store_bytes, k.features.flops_sp) == (4, 4, 1)
+    work = k.features.work_items
+    assert str(work) == "n"  # n / 128 teams x 128 threads
+    assert any(
+        "num_teams(n / 128) teams x thread_limit(128) threads" in n for n in k.features.notes
+    )
+    k = kernels["blocks"]
+    assert k.features.work_items == 64 * 32  # num_threads of the inner parallel wins
+    assert "num_threads(32)" in k.features.notes[0]
+
+
+def test_missing_clauses_fall_back_to_the_launch_geometry(tmp_path):
+    k = analyze(tmp_path, CUDA_STYLE, block=(96, 1, 1), grid=(50, 1, 1))["geometry"]
+    assert k.resolved.threads == 96 * 50
+    assert "gridDim teams x blockDim threads" in k.features.notes[0]
+    unbound = analyze(tmp_path, CUDA_STYLE)["geometry"]
+    assert {"gridDim_x", "blockDim_x"} <= set(unbound.resolved.defaults)
+
+
+def test_serial_and_team_only_regions_say_what_they_counted(tmp_path):
+    kernels = analyze(tmp_path, CUDA_STYLE)
+    once = kernels["once"]
+    assert once.features.work_items == 1
+    assert once.features.notes == [
+        "serial target region (no teams, parallel or work-shared loop): one unit of work"
+    ]
+    team = kernels["per_team"]
+    assert str(team.features.work_items) == "n"
+    assert "per team" in team.features.notes[0]
+    assert kernels["scale"].to_json()["notes"] == kernels["scale"].features.notes
+
+
+def test_workshared_regions_are_unchanged_and_carry_no_note(tmp_path):
+    source = """
+        void saxpy(int n, float a, const float *x, float *y) {
+          #pragma omp target teams distribute parallel for map(to: x[0:n]) map(tofrom: y[0:n])
+          for (int i = 0; i < n; i++) y[i] = a * x[i] + y[i];
+        }
+    """
+    k = analyze(tmp_path, source)["saxpy"]
+    assert str(k.features.work_items) == "n" and k.features.notes == []
+
+
+def test_evaluation_uses_the_region_work_as_launch_threads(tmp_path):
+    """launch totals of a CUDA-style region: per-thread counts x the row's launch."""
+    from types import SimpleNamespace
+
+    k = analyze(tmp_path, CUDA_STYLE, block=(96, 1, 1), grid=(50, 1, 1))["geometry"]
+    row = SimpleNamespace(language="OMP", threads=1)
+    assert launch_threads(SimpleNamespace(row=row, result=k)) == 96 * 50
+
+
+@pytest.mark.parametrize(
+    ("text", "clause", "expected"),
+    [
+        (
+            "omp target teams num_teams((n + 255) / 256) thread_limit(256)",
+            "num_teams",
+            "(n + 255) / 256",
+        ),
+        ("omp target teams num_teams(1 : g) thread_limit(256)", "num_teams", "g"),
+        ("omp target teams num_teams(n > 0 ? n : 1)", "num_teams", "n > 0 ? n : 1"),
+        ("omp target teams thread_limit(B)", "num_teams", ""),
+        ("omp target teams num_teams(unclosed", "num_teams", ""),
+    ],
+)
+def test_clause_arguments(text, clause, expected):
+    assert clause_argument(text, clause) == expected
+
+
+def test_shape_reads_a_teams_construct_nested_in_a_plain_target():
+    shape = region_shape(
+        "#pragma omp target map(to: a[0:n])",
+        ["#pragma omp teams num_teams(G) thread_limit(B)", "#pragma omp parallel"],
+    )
+    assert (shape.teams, shape.parallel, shape.num_teams, shape.threads) == (True, True, "G", "B")
