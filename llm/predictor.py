@@ -5,6 +5,7 @@ Each `predict` builds the scenario's prompt for one kernel and asks it through t
 with the reason, never a guess. The profile scenario reads measured figures from
 `LaunchContext.extra` (dram_bytes, sp_flops, dp_flops, int_ops, xtime_ns).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from roofcast.llm.ask import Answer, Asker
 from roofcast.llm.client import LLMClient, effective_mode
-from roofcast.llm.config import LLMConfig
+from roofcast.llm.config import LOCAL_ALIAS, LLMConfig
 from roofcast.llm.context import DEFAULT_BUDGET
 from roofcast.llm.prompts import SCENARIOS, KernelInput, build_prompt
 from roofcast.llm.store import Store
@@ -29,10 +30,17 @@ if TYPE_CHECKING:
 
 #: String options `get_predictor("llm", **options)` and `evaluate -o KEY=VALUE` accept.
 OPTION_FIELDS: dict[str, tuple[str, type]] = {
-    "base_url": ("base_url", str), "api_key_env": ("api_key_env", str),
-    "structured": ("structured", str), "temperature": ("temperature", float),
-    "top_p": ("top_p", float), "timeout": ("timeout_s", float), "max_tokens": ("max_tokens", int),
-    "seed": ("seed", int), "n": ("n", int), "samples": ("n", int), "retries": ("retries", int),
+    "base_url": ("base_url", str),
+    "api_key_env": ("api_key_env", str),
+    "structured": ("structured", str),
+    "temperature": ("temperature", float),
+    "top_p": ("top_p", float),
+    "timeout": ("timeout_s", float),
+    "max_tokens": ("max_tokens", int),
+    "seed": ("seed", int),
+    "n": ("n", int),
+    "samples": ("n", int),
+    "retries": ("retries", int),
 }
 
 
@@ -41,7 +49,8 @@ class LLMPredictor:
 
     `LLMPredictor(model="gpt-4o", scenario="hybrid", base_url=..., temperature="0")`: the
     endpoint options may be strings (as `evaluate -o KEY=VALUE` passes them), or give a
-    ready `config`. `store` is a Store or a path; `budget` and `k` as in `roofcast llm run`.
+    ready `config`. `store` is a Store or a path; `budget`, `k` and `replay` (answers from
+    the store only, no endpoint) as in `roofcast llm run`.
     """
 
     name = "llm"
@@ -55,6 +64,7 @@ class LLMPredictor:
         budget: int | str = DEFAULT_BUDGET,
         k: int | str = 2,
         pool: ExamplePool | None = None,
+        replay: bool = False,
         **options: object,
     ) -> None:
         if scenario not in SCENARIOS:
@@ -67,7 +77,11 @@ class LLMPredictor:
         self.budget = int(budget)
         self.k = int(k)
         self.pool = pool
-        self._asker = Asker(self.config, self.store, LLMClient(self.config))
+        if replay:  # score from the store only, as `roofcast llm run --replay`
+            model_id = replay_model_id(self.config, self.store)
+            self._asker = Asker(self.config, self.store, None, model_id=model_id, replay=True)
+        else:
+            self._asker = Asker(self.config, self.store, LLMClient(self.config))
 
     @staticmethod
     def _config(model: str, options: dict[str, object]) -> LLMConfig:
@@ -75,8 +89,10 @@ class LLMPredictor:
         for key, value in options.items():
             key = key.replace("-", "_")
             if key not in OPTION_FIELDS:
-                raise ValueError(f"unknown llm option {key!r}; known: model, scenario, store, "
-                                 f"budget, k, {', '.join(OPTION_FIELDS)}")
+                raise ValueError(
+                    f"unknown llm option {key!r}; known: model, scenario, store, "
+                    f"budget, k, {', '.join(OPTION_FIELDS)}"
+                )
             field_name, kind = OPTION_FIELDS[key]
             try:
                 args[field_name] = value if value is None else kind(value)
@@ -101,7 +117,10 @@ class LLMPredictor:
     ) -> Verdict:
         ir = kernel.ir
         kernel_input = KernelInput(
-            key=ir.id, ir=ir, launch=context, result=kernel,
+            key=ir.id,
+            ir=ir,
+            launch=context,
+            result=kernel,
             measured=dict(context.extra) if context else {},
         )
         try:
@@ -113,28 +132,53 @@ class LLMPredictor:
                     self.pool = corpus_pool(gpu)
                 examples = self.pool.pick(kernel_input, self.k, self.budget)
             prompt = build_prompt(
-                self.scenario, kernel_input, gpu, effective_mode(self.config, self.scenario),
-                self.budget, examples,
+                self.scenario,
+                kernel_input,
+                gpu,
+                effective_mode(self.config, self.scenario),
+                self.budget,
+                examples,
             )
         except ValueError as exc:
             return Verdict("unknown", f"no prompt: {exc}", self.name)
         return to_verdict(self._asker.ask(prompt, ir.id), self.name)
 
 
+def replay_model_id(config: LLMConfig, store: Store) -> str:
+    """The stored model name a replay scores: `local` means the one local model the store
+    holds (its name depends on the server that answered); ValueError when that is ambiguous."""
+    if config.model != LOCAL_ALIAS:
+        return config.model
+    local = [m for m in store.models() if m.startswith(LOCAL_ALIAS + ":")]
+    if len(local) != 1:
+        names = ", ".join(local) or "none"
+        raise ValueError(
+            f"--replay with --model local: the store holds local models {names}; "
+            "name one with --model local:NAME"
+        )
+    return local[0]
+
+
 def to_verdict(answer: Answer, name: str = "llm") -> Verdict:
     """Answer -> Verdict; the reason says what the model said (or why nothing usable)."""
     details: dict[str, object] = {
-        "model": answer.model, "scenario": answer.scenario, "answer": answer.label,
-        "store_hits": answer.hits, "prompt_tokens": answer.prompt_tokens,
-        "completion_tokens": answer.completion_tokens, "cost_usd": answer.cost_usd,
+        "model": answer.model,
+        "scenario": answer.scenario,
+        "answer": answer.label,
+        "store_hits": answer.hits,
+        "prompt_tokens": answer.prompt_tokens,
+        "completion_tokens": answer.completion_tokens,
+        "cost_usd": answer.cost_usd,
     }
     if answer.bound == "unknown":
         why = answer.error or (
-            "the reply was neither Compute nor Bandwidth" if answer.label == "unparsed"
+            "the reply was neither Compute nor Bandwidth"
+            if answer.label == "unparsed"
             else answer.label
         )
-        return Verdict("unknown", f"{answer.model} ({answer.scenario}): {why}", name,
-                       details=details)
+        return Verdict(
+            "unknown", f"{answer.model} ({answer.scenario}): {why}", name, details=details
+        )
     reason = answer.reason or f"{answer.model} ({answer.scenario}) answered {answer.label}"
     return Verdict(answer.bound, reason, name, confidence=answer.confidence, details=details)
 

@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import traceback
 import uuid
 from pathlib import Path
 
@@ -127,9 +128,20 @@ def _roofcast() -> list[str]:
     return [str(script)] if script.exists() else [shutil.which("roofcast") or "roofcast"]
 
 
-def _run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([*_roofcast(), *args], capture_output=True, text=True,
-                          timeout=timeout, env=dict(os.environ))
+def _run_cli(*args: str) -> subprocess.CompletedProcess:
+    """`roofcast ARGS` run in this process: the same code as the console script without a new
+    interpreter and its imports per call (the killed campaign and analyze start real ones).
+    An unexpected exception shows as a traceback on stderr, as it would from the script."""
+    from typer.testing import CliRunner
+
+    from roofcast.cli.main import app
+
+    result = CliRunner().invoke(app, list(args))
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "Traceback (in process):\n" + "".join(
+            traceback.format_exception(result.exception))
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, stderr)
 
 
 def _campaign_args(manifest: Path, sources: Path, store: Path, base_url: str) -> list[str]:
@@ -245,7 +257,7 @@ def test_predictor_protocol_on_an_analyzed_kernel(local_server: LocalServer, tmp
     source.write_text(TOY_CU.split("__global__ void poly")[0])
     report = analyze_paths([source], GPU)
     result = report.kernels[0]
-    # string options, as `evaluate --predictor llm -o KEY=VALUE` passes them
+    # string options, as `evaluate --predictor llm -O KEY=VALUE` passes them
     predictor = get_predictor("llm", model="local", base_url=local_server.base_url,
                               scenario="hybrid", budget=str(BUDGET), max_tokens="60",
                               store=str(tmp_path / "p.sqlite"))
@@ -318,7 +330,7 @@ def test_evaluate_scores_the_llm_predictor_on_the_same_rows(
     proc = _run_cli("evaluate", "--manifest", str(manifest), "--sources", str(sources),
                     "--gpu", "rtx3080", "--predictor", "llm", "--model", "local",
                     "--base-url", local_server.base_url, "--scenario", "zero-shot",
-                    "-o", f"store={tmp_path / 'eval.sqlite'}", "-o", f"budget={BUDGET}",
+                    "--store", str(tmp_path / "eval.sqlite"), "-O", f"budget={BUDGET}",
                     "--format", "json", "-q")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
@@ -351,7 +363,7 @@ def test_evaluate_with_a_dead_endpoint_is_one_line(toy: tuple[Path, Path]) -> No
     manifest, sources = toy
     proc = _run_cli("evaluate", "--manifest", str(manifest), "--sources", str(sources),
                     "--gpu", "rtx3080", "--predictor", "llm", "--model", "m",
-                    "--base-url", _dead_url(), "-q", timeout=120)
+                    "--base-url", _dead_url(), "-q")
     assert proc.returncode == 3
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("roofcast: error: endpoint")

@@ -24,6 +24,12 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 def _git_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
+    # pre-commit pip-installs roofcast and its dependencies into its own virtualenv: with the
+    # user's pip cache (not the temporary HOME's empty one) that unpacks wheels already
+    # downloaded, and byte-compiling them (thousands of files the hook never imports) is left out
+    cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    env.setdefault("PIP_CACHE_DIR", str(cache_home / "pip"))
+    env.setdefault("PIP_COMPILE", "0")
     env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",
                GIT_COMMITTER_EMAIL="t@example.com", GIT_CONFIG_NOSYSTEM="1",
                HOME=str(home), PRE_COMMIT_HOME=str(home / "pre-commit-cache"))

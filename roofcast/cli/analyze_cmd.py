@@ -13,12 +13,14 @@ from rich.console import Console
 
 from roofcast.cli.errors import EXIT_RUNTIME, EXIT_USAGE, fail
 from roofcast.cli.options import (
+    VersionOpt,
     defines_or_fail,
     dims_or_fail,
     gpu_or_fail,
     include_dirs_or_fail,
     undefines_or_fail,
 )
+from roofcast.cli.outputs import output_file, write_text, writing
 
 
 class Format(str, Enum):
@@ -30,7 +32,8 @@ class Format(str, Enum):
 
 def analyze(
     paths: Annotated[
-        list[Path], typer.Argument(help="Kernel files or folders (.cu .cuh .cpp .c .h ...).")
+        list[Path],
+        typer.Argument(metavar="PATHS", help="Kernel files or folders (.cu .cuh .cpp .c .h ...)."),
     ],
     gpu: Annotated[
         str, typer.Option("--gpu", "-g", help="Target GPU (`roofcast gpus` lists them).")
@@ -49,7 +52,10 @@ def analyze(
     ] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     predictor: Annotated[
-        str | None, typer.Option(help="roofline | baseline | llm (default: best offline).")
+        str | None,
+        typer.Option(
+            "--predictor", "-p", help="roofline | baseline | llm (default: best offline)."
+        ),
     ] = None,
     block: Annotated[str | None, typer.Option(help="Launch block size, e.g. 256 or 16,16.")] = None,
     grid: Annotated[str | None, typer.Option(help="Launch grid size, e.g. 4096 or 64,64.")] = None,
@@ -58,8 +64,15 @@ def analyze(
         typer.Option("--kernel", "-k", help="Only kernels whose name matches this regex."),
     ] = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to a file instead of stdout.")
+        Path | None,
+        typer.Option("--output", "-o", help="Write to this file (its folder must exist)."),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Table: whole reasons, symbols, defaults, other verdicts."
+        ),
+    ] = False,
     llm: Annotated[
         str | None, typer.Option(help="Also ask this LLM (model name, or 'local').")
     ] = None,
@@ -73,12 +86,14 @@ def analyze(
             help="Processes for independent groups of files (default: one per CPU).",
         ),
     ] = None,
+    version: VersionOpt = False,
 ) -> None:
     """Analyze kernels statically and say whether each is compute- or bandwidth-bound."""
     from roofcast.analyzer import SourceError
     from roofcast.pipeline import analyze_paths
     from roofcast.predictors import LaunchContext, get_predictor
 
+    output_file(output)
     target = gpu_or_fail(gpu)
     defines = defines_or_fail(define)
     undefines = undefines_or_fail(undefine)
@@ -122,10 +137,10 @@ def analyze(
         fail(f"no kernels found in {', '.join(str(p) for p in paths)}", EXIT_USAGE)
     if llm:
         _add_llm(report, llm, scenario, target, context)
-    text = _render(report, fmt, output)
+    text = _render(report, fmt, output, verbose)
     if text is not None:
         if output:
-            output.write_text(text, encoding="utf-8")
+            write_text(output, text)
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if any(p.fatal for p in report.problems):
@@ -179,7 +194,7 @@ class _GroupProgress:
             self.bar.stop()
 
 
-def _render(report, fmt: Format, output: Path | None) -> str | None:
+def _render(report, fmt: Format, output: Path | None, verbose: bool) -> str | None:
     from roofcast.cli import render
 
     if fmt is Format.json:
@@ -193,11 +208,10 @@ def _render(report, fmt: Format, output: Path | None) -> str | None:
 
         return json.dumps(report_to_sarif(report.to_json(), Path.cwd()), indent=2)
     if output:
-        console = Console(file=open(output, "w", encoding="utf-8"), width=160)  # noqa: SIM115
-        render.render_table(report, console)
-        console.file.close()
+        with writing(output), output.open("w", encoding="utf-8") as handle:
+            render.render_table(report, Console(file=handle, width=160), verbose)
         return None
-    render.render_table(report, Console())
+    render.render_table(report, Console(), verbose)
     return None
 
 

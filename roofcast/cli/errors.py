@@ -1,4 +1,5 @@
 """One-line errors: every expected failure becomes `roofcast: error: ...` and a non-zero exit."""
+
 from __future__ import annotations
 
 import sys

@@ -1,15 +1,20 @@
 """`roofcast evaluate`: score a predictor against profiled ground truth (a manifest CSV)."""
+
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.console import Console
 
 from roofcast.cli.errors import EXIT_RUNTIME, fail
+from roofcast.cli.options import LimitOpt, ManifestOpt, QuietOpt, ReplayOpt, SourcesOpt, StoreOpt
+from roofcast.cli.outputs import output_file, output_folder, write_text, writing
 
 if TYPE_CHECKING:
     from roofcast.predictors.base import Predictor
@@ -53,15 +58,15 @@ def load_predictor(name: str | None, options: dict[str, str]) -> Predictor:
         fail(f"predictor {name or 'default'!r}: {message}")
 
 
-def _print_table(summary: dict) -> None:
-    from rich.console import Console
+def _print_table(summary: dict, console: Console) -> None:
     from rich.table import Table
 
     from roofcast.evaluation.tables import COUNT_HEAD, METRIC_HEAD, count_rows, metric_rows
 
-    console = Console(emoji=False, highlight=False)
-    table = Table(title=f"{summary['predictor']} on {summary['gpu']}: labels "
-                        f"({summary['n']}/{summary['rows']} rows matched)")
+    table = Table(
+        title=f"{summary['predictor']} on {summary['gpu']}: labels "
+        f"({summary['n']}/{summary['rows']} rows matched)"
+    )
     for head in METRIC_HEAD:
         table.add_column(head, justify="left" if head == "set" else "right")
     for row in metric_rows(summary):
@@ -73,11 +78,13 @@ def _print_table(summary: dict) -> None:
         f"-> bandwidth {c['compute']['bandwidth']}; bandwidth -> compute "
         f"{c['bandwidth']['compute']}, -> bandwidth {c['bandwidth']['bandwidth']}"
     )
-    counts = Table(title="count accuracy of launch totals (MALE = mean |log10 error|, "
-                         "fr = fully resolved)")
+    counts = Table(
+        title="count accuracy of launch totals (MALE = mean |log10 error|, fr = fully resolved)"
+    )
     for head in COUNT_HEAD:
-        counts.add_column(head, justify="left" if head == "quantity" else "right",
-                          no_wrap=head == "quantity")
+        counts.add_column(
+            head, justify="left" if head == "quantity" else "right", no_wrap=head == "quantity"
+        )
     for row in count_rows(summary):
         counts.add_row(*row)
     console.print(counts)
@@ -89,45 +96,78 @@ def _print_table(summary: dict) -> None:
         if len(unmatched) > 15:
             console.print(f"  ... {len(unmatched) - 15} more (see --format json)")
     if summary["failures"]:
-        console.print(f"[bold]{len(summary['failures'])} kernel(s) failed to analyze[/]"
-                      " (scored as misses)")
+        console.print(
+            f"[bold]{len(summary['failures'])} kernel(s) failed to analyze[/] (scored as misses)"
+        )
     console.print(f"{summary['seconds']} s; --format json lists everything")
 
 
 def evaluate(
-    manifest: Annotated[Path, typer.Option("--manifest", "-m",
-                                           help="CSV with the columns of gpuFLOPBench dev.csv.")],
-    sources: Annotated[Path, typer.Option("--sources", "-s",
-                                          help="Folder with one sub-folder per target.")],
+    manifest: ManifestOpt,
+    sources: SourcesOpt,
     gpu: Annotated[str, typer.Option("--gpu", "-g", help="GPU the labels were measured on.")],
-    predictor: Annotated[str | None, typer.Option(
-        "--predictor", "-p", help="roofline, baseline or llm (default: best offline).")] = None,
-    option: Annotated[list[str] | None, typer.Option(
-        "--option", "-o", help="Predictor option KEY=VALUE (repeatable).")] = None,
-    model: Annotated[str | None, typer.Option(
-        "--model", help="LLM model id (--predictor llm; 'local' = roofcast llm serve).")] = None,
-    scenario: Annotated[str | None, typer.Option(
-        "--scenario", help="LLM scenario: profile, zero-shot, few-shot, fine-tuned, hybrid.")
+    predictor: Annotated[
+        str | None,
+        typer.Option(
+            "--predictor", "-p", help="roofline, baseline or llm (default: best offline)."
+        ),
     ] = None,
-    base_url: Annotated[str | None, typer.Option(
-        "--base-url", help="OpenAI-compatible endpoint (--predictor llm).")] = None,
-    define: Annotated[list[str] | None, typer.Option(
-        "--define", "-D", help="Bind a symbol for every kernel, NAME=VALUE.")] = None,
-    limit: Annotated[int | None, typer.Option(
-        "--limit", "-n", help="Score only the first N rows (after --balanced).")] = None,
-    balanced: Annotated[bool, typer.Option(
-        "--balanced", help="Equal compute/bandwidth rows per language (paper: 85 each).")
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-O", help="Predictor option KEY=VALUE (repeatable)."),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model", help="LLM model id (--predictor llm; 'local' = roofcast llm serve)."
+        ),
+    ] = None,
+    scenario: Annotated[
+        str | None,
+        typer.Option(
+            "--scenario", help="LLM scenario: profile, zero-shot, few-shot, fine-tuned, hybrid."
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (--predictor llm).")
+    ] = None,
+    store: StoreOpt = None,
+    replay: ReplayOpt = False,
+    define: Annotated[
+        list[str] | None,
+        typer.Option("--define", "-D", help="Bind a symbol for every kernel, NAME=VALUE."),
+    ] = None,
+    limit: LimitOpt = None,
+    balanced: Annotated[
+        bool,
+        typer.Option(
+            "--balanced", help="Equal compute/bandwidth rows per language (paper: 85 each)."
+        ),
     ] = False,
-    per_class: Annotated[int, typer.Option(
-        "--per-class", help="Rows per class per language with --balanced.")] = 85,
+    per_class: Annotated[
+        int, typer.Option("--per-class", help="Rows per class per language with --balanced.")
+    ] = 85,
     seed: Annotated[int, typer.Option("--seed", help="Seed of --balanced sampling.")] = 0,
-    fmt: Annotated[EvalFormat, typer.Option("--format", "-f", help="table or json.")
-                   ] = EvalFormat.table,
-    report: Annotated[Path | None, typer.Option(
-        "--report", help="Write report.md/.html with PNG plots into this folder.")] = None,
-    kernel_timeout: Annotated[float, typer.Option(
-        "--kernel-timeout", help="Seconds per kernel before it is scored as a miss.")] = 20.0,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    fmt: Annotated[
+        EvalFormat, typer.Option("--format", "-f", help="table or json.")
+    ] = EvalFormat.table,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the table or JSON to this file instead of stdout."
+        ),
+    ] = None,
+    report: Annotated[
+        Path | None,
+        typer.Option(
+            "--report", help="Write report.md/.html with PNG plots into this folder (created)."
+        ),
+    ] = None,
+    kernel_timeout: Annotated[
+        float,
+        typer.Option("--kernel-timeout", help="Seconds per kernel before it is scored as a miss."),
+    ] = 20.0,
+    quiet: QuietOpt = False,
 ) -> None:
     """Score a predictor against profiled labels and counts (e.g. gpuFLOPBench dev.csv)."""
     from roofcast.evaluation.manifest import ManifestError, load_manifest
@@ -135,6 +175,10 @@ def evaluate(
     from roofcast.evaluation.sampling import balanced_sample
     from roofcast.gpu_specs import UnknownGPUError, load_gpu
 
+    _no_option_as_output(output)
+    output_file(output)
+    output_folder(report, "--report")
+    output_file(store, "--store")
     if limit is not None and limit < 1:
         fail("--limit must be at least 1")
     if per_class < 1:
@@ -153,9 +197,18 @@ def evaluate(
 
     defines = defines_or_fail(define)
     options = _pairs(option, "--option")
-    for key, value in (("model", model), ("scenario", scenario), ("base_url", base_url)):
+    for key, value in (
+        ("model", model),
+        ("scenario", scenario),
+        ("base_url", base_url),
+        ("store", None if store is None else str(store)),
+    ):
         if value is not None:
             options[key] = value
+    if replay:
+        options["replay"] = True
+    if (store is not None or replay) and predictor not in (None, "llm"):
+        fail("--store and --replay apply to --predictor llm")
     if options and predictor is None:
         predictor = "llm"
     chosen = load_predictor(predictor, options)
@@ -171,22 +224,40 @@ def evaluate(
         rows = balanced_sample(rows, per_class=per_class, seed=seed)
     if limit is not None:
         rows = rows[:limit]
-    result = run_evaluation(rows, sources, target_gpu, chosen, defines=defines,
-                            progress=not quiet, kernel_timeout=kernel_timeout)
+    result = run_evaluation(
+        rows,
+        sources,
+        target_gpu,
+        chosen,
+        defines=defines,
+        progress=not quiet,
+        kernel_timeout=kernel_timeout,
+    )
     summary = result.to_json()
     if balanced:
         summary["sampling"] = {"balanced": True, "per_class": per_class, "seed": seed}
     if report is not None:
         from roofcast.evaluation.report import write_report
 
-        try:
+        with writing(report, "--report"):
             write_report(result, report, summary)
-        except OSError as exc:
-            fail(f"--report {report}: {exc.strerror or exc}")
-    if fmt is EvalFormat.json:
-        typer.echo(json.dumps(summary, indent=2))
+    if output is None:
+        if fmt is EvalFormat.json:
+            typer.echo(json.dumps(summary, indent=2))
+        else:
+            _print_table(summary, Console(emoji=False, highlight=False))
+    elif fmt is EvalFormat.json:
+        write_text(output, json.dumps(summary, indent=2) + "\n")
     else:
-        _print_table(summary)
+        with writing(output), output.open("w", encoding="utf-8") as handle:
+            _print_table(summary, Console(file=handle, width=160, emoji=False, highlight=False))
+
+
+def _no_option_as_output(output: Path | None) -> None:
+    """`-o KEY=VALUE` was --option before -o meant --output in every verb: say so rather
+    than write a file named `model=gpt-4.1`."""
+    if output is not None and re.fullmatch(r"[A-Za-z_][\w-]*=[^/]*", str(output)):
+        fail(f"-o/--output {output}: looks like a predictor option; use -O/--option KEY=VALUE")
 
 
 def register(app: typer.Typer) -> None:

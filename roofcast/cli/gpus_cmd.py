@@ -1,4 +1,5 @@
 """`roofcast gpus`: the bundled GPU machine files with their derived balance points."""
+
 from __future__ import annotations
 
 import json
@@ -45,10 +46,12 @@ def _table(gpus: list[GPU]) -> Table:
 
 
 def gpus(
-    name: Annotated[list[str] | None, typer.Argument(
-        help="Only these GPUs (key, alias or device name).")] = None,
-    fmt: Annotated[GpusFormat, typer.Option(
-        "--format", "-f", help="table or json.")] = GpusFormat.table,
+    name: Annotated[
+        list[str] | None, typer.Argument(help="Only these GPUs (key, alias or device name).")
+    ] = None,
+    fmt: Annotated[
+        GpusFormat, typer.Option("--format", "-f", help="table or json.")
+    ] = GpusFormat.table,
 ) -> None:
     """List the GPUs roofcast knows, with peaks, bandwidth and balance points."""
     try:

@@ -4,6 +4,7 @@ Every expected failure (no key, dead endpoint, bad manifest, unknown GPU, missin
 one line on stderr with a non-zero exit; an aborted campaign says how many answers are
 stored and that the same command resumes it.
 """
+
 from __future__ import annotations
 
 import csv
@@ -18,6 +19,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from roofcast.cli.errors import EXIT_RUNTIME, EXIT_USAGE, RoofcastError, fail
+from roofcast.cli.options import LimitOpt, ManifestOpt, QuietOpt, ReplayOpt, SourcesOpt, StoreOpt
+from roofcast.cli.outputs import output_file, writing
 
 if TYPE_CHECKING:
     from roofcast.gpu_specs import GPU
@@ -55,34 +58,50 @@ class AnswerFormat(str, Enum):
 
 # ------------------------------------------------------------------ shared options
 
-ManifestOpt = Annotated[Path, typer.Option("--manifest", "-m",
-                                           help="CSV with the columns of gpuFLOPBench dev.csv.")]
-SourcesOpt = Annotated[Path, typer.Option("--sources", "-s",
-                                          help="Folder with one sub-folder per target "
-                                          "(e.g. HeCBench src/).")]
-ModelOpt = Annotated[str, typer.Option("--model", help="Model id, or `local` for "
-                                       "`roofcast llm serve` (a fine-tuned id works as is).")]
-BaseUrlOpt = Annotated[str | None, typer.Option(
-    "--base-url", help="OpenAI-compatible endpoint (default: OpenAI, or the local server "
-    "for --model local).")]
-KeyEnvOpt = Annotated[str, typer.Option("--api-key-env",
-                                        help="Environment variable holding the API key.")]
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        help="Model id, or `local` for `roofcast llm serve` (a fine-tuned id works as is).",
+    ),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="OpenAI-compatible endpoint (default: OpenAI, or the local server for --model local).",
+    ),
+]
+KeyEnvOpt = Annotated[
+    str, typer.Option("--api-key-env", help="Environment variable holding the API key.")
+]
 GpuOpt = Annotated[str, typer.Option("--gpu", "-g", help="GPU the question is about.")]
-StoreOpt = Annotated[Path | None, typer.Option(
-    "--store", help="Response store (SQLite); default ~/.cache/roofcast/llm.sqlite.")]
-BudgetOpt = Annotated[int, typer.Option("--budget", help="Token budget of one kernel's "
-                                        "code context (see roofcast.llm.context).")]
-PerClassOpt = Annotated[int | None, typer.Option(
-    "--per-class", help="Balanced sample: rows per class per language (paper: 85).")]
-SeedOpt = Annotated[int, typer.Option("--sample-seed", help="Seed of --per-class sampling "
-                                      "and of few-shot example order.")]
+BudgetOpt = Annotated[
+    int,
+    typer.Option(
+        "--budget", help="Token budget of one kernel's code context (see roofcast.llm.context)."
+    ),
+]
+PerClassOpt = Annotated[
+    int | None,
+    typer.Option("--per-class", help="Balanced sample: rows per class per language (paper: 85)."),
+]
+SeedOpt = Annotated[
+    int,
+    typer.Option(
+        "--sample-seed", help="Seed of --per-class sampling and of few-shot example order."
+    ),
+]
 LanguageOpt = Annotated[str | None, typer.Option("--language", help="CUDA or OMP only.")]
-LimitOpt = Annotated[int | None, typer.Option("--limit", help="First N rows (after sampling).")]
-ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", "-j",
-                                             help="Requests in flight at once.")]
-ReplayOpt = Annotated[bool, typer.Option(
-    "--replay", help="Score from the store only; send nothing (no endpoint needed).")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+ConcurrencyOpt = Annotated[
+    int,
+    typer.Option(
+        "--jobs",
+        "-j",
+        "--concurrency",
+        help="Requests in flight at once (--concurrency: the older name).",
+    ),
+]
 
 
 @contextmanager
@@ -99,8 +118,11 @@ def _errors() -> Iterator[None]:
     try:
         yield
     except CampaignAborted as exc:
-        fail(f"{exc}; {exc.done} answer(s) of this run are stored; run the same command "
-             "again to resume", EXIT_RUNTIME)
+        fail(
+            f"{exc}; {exc.done} answer(s) of this run are stored; run the same command "
+            "again to resume",
+            EXIT_RUNTIME,
+        )
     except (EndpointError, StoreError, ServeError) as exc:
         fail(str(exc), EXIT_RUNTIME)
     except (ConfigError, UnknownGPUError, NoExamplesError, RoofcastError) as exc:
@@ -132,16 +154,12 @@ def _check_paths(manifest: Path, sources: Path) -> None:
 
 def _replay_model(config: LLMConfig, store: Store) -> str:
     """The stored model name a replay scores (`local` -> the one local model in the store)."""
-    from roofcast.llm.config import LOCAL_ALIAS
+    from roofcast.llm.predictor import replay_model_id
 
-    if config.model != LOCAL_ALIAS:
-        return config.model
-    local = [m for m in store.models() if m.startswith(LOCAL_ALIAS + ":")]
-    if len(local) != 1:
-        names = ", ".join(local) or "none"
-        fail(f"--replay with --model local: the store holds local models {names}; "
-             "name one with --model local:NAME")
-    return local[0]
+    try:
+        return replay_model_id(config, store)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _campaign(
@@ -172,8 +190,15 @@ def _campaign(
     return items, summarise(items, scenario, model_id)
 
 
-def _pool(examples: str | None, examples_sources: Path | None, all_rows, index, selection,
-          seed: int, gpu: GPU):
+def _pool(
+    examples: str | None,
+    examples_sources: Path | None,
+    all_rows,
+    index,
+    selection,
+    seed: int,
+    gpu: GPU,
+):
     """Few-shot pool: `kernels` (bundled corpus) or a training manifest (default: the
     campaign's manifest), never a family under test."""
     from roofcast.llm.fewshot import corpus_pool, manifest_pool
@@ -249,32 +274,47 @@ def _write_rows(path: Path, items: list[Item]) -> None:
 def run(
     manifest: ManifestOpt,
     sources: SourcesOpt,
-    scenario: Annotated[Scenario, typer.Option("--scenario", help="Prompt scenario.")
-                        ] = Scenario.zero_shot,
+    scenario: Annotated[
+        Scenario, typer.Option("--scenario", help="Prompt scenario.")
+    ] = Scenario.zero_shot,
     model: ModelOpt = "local",
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = "OPENAI_API_KEY",
     gpu: GpuOpt = "rtx3080",
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = 0.0,
     top_p: Annotated[float | None, typer.Option("--top-p")] = None,
-    max_tokens: Annotated[int | None, typer.Option(
-        "--max-tokens", help="Completion tokens (default: enough for the answer format).")] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-tokens", help="Completion tokens (default: enough for the answer format)."
+        ),
+    ] = None,
     seed: Annotated[int | None, typer.Option(help="Sampling seed (sample i uses seed + i).")] = 0,
-    samples: Annotated[int, typer.Option("--samples", "-n",
-                                         help="Samples per kernel; majority vote.")] = 1,
+    samples: Annotated[
+        int, typer.Option("--samples", help="Samples per kernel; majority vote.")
+    ] = 1,
     timeout: Annotated[float, typer.Option(help="Seconds per request.")] = 120.0,
     retries: Annotated[int, typer.Option(help="Retries on timeouts, 429 and 5xx.")] = 4,
-    structured: Annotated[Structured, typer.Option(
-        help="Answer constraint: grammar (llama.cpp), json_schema, none, or auto.")
+    structured: Annotated[
+        Structured,
+        typer.Option(help="Answer constraint: grammar (llama.cpp), json_schema, none, or auto."),
     ] = Structured.auto,
     logprobs: Annotated[bool, typer.Option(help="Ask for logprobs (confidence).")] = True,
     budget: BudgetOpt = 1500,
     k: Annotated[int, typer.Option("--k", help="Few-shot examples (balanced).")] = 2,
-    examples: Annotated[str | None, typer.Option(
-        "--examples", help="Few-shot pool: a training manifest CSV, or `kernels` for the "
-        "bundled corpus (default: this manifest, families under test excluded).")] = None,
-    examples_sources: Annotated[Path | None, typer.Option(
-        "--examples-sources", help="Sources of the --examples manifest (default --sources).")
+    examples: Annotated[
+        str | None,
+        typer.Option(
+            "--examples",
+            help="Few-shot pool: a training manifest CSV, or `kernels` for the "
+            "bundled corpus (default: this manifest, families under test excluded).",
+        ),
+    ] = None,
+    examples_sources: Annotated[
+        Path | None,
+        typer.Option(
+            "--examples-sources", help="Sources of the --examples manifest (default --sources)."
+        ),
     ] = None,
     per_class: PerClassOpt = None,
     sample_seed: SeedOpt = 0,
@@ -283,13 +323,18 @@ def run(
     concurrency: ConcurrencyOpt = 1,
     store: StoreOpt = None,
     replay: ReplayOpt = False,
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Per-kernel answers to a .csv or .json file.")] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Per-kernel answers to a .csv or .json file."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    price_in: Annotated[float | None, typer.Option(
-        "--price-in", help="USD per 1M prompt tokens (overrides the table).")] = None,
-    price_out: Annotated[float | None, typer.Option(
-        "--price-out", help="USD per 1M completion tokens.")] = None,
+    price_in: Annotated[
+        float | None,
+        typer.Option("--price-in", help="USD per 1M prompt tokens (overrides the table)."),
+    ] = None,
+    price_out: Annotated[
+        float | None, typer.Option("--price-out", help="USD per 1M completion tokens.")
+    ] = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Run one scenario over manifest rows and print accuracy, tokens, cost and latency."""
@@ -297,35 +342,72 @@ def run(
     from roofcast.llm.store import Store
 
     _check_paths(manifest, sources)
+    output_file(output)
+    output_file(store, "--store")
     if concurrency < 1 or samples < 1 or budget < 64 or k < 0:
         fail("--concurrency and --samples must be >= 1, --budget >= 64, --k >= 0")
     with _errors():
         config = _config(
-            model=model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
-            top_p=top_p, max_tokens=max_tokens, seed=seed, n=samples, timeout_s=timeout,
-            retries=retries, structured=structured, logprobs=logprobs,
-            price_in_per_m=price_in, price_out_per_m=price_out,
+            model=model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            seed=seed,
+            n=samples,
+            timeout_s=timeout,
+            retries=retries,
+            structured=structured,
+            logprobs=logprobs,
+            price_in_per_m=price_in,
+            price_out_per_m=price_out,
         )
         if not replay:
             config.api_key()  # fail early and clearly when a remote endpoint has no key
         target = _gpu(gpu)
         scenario_name = scenario.value
         selection, index, all_rows = load_selection(
-            manifest, sources, target, analyze=scenario_name == "hybrid",
-            per_class=per_class, seed=sample_seed, language=language, limit=limit,
+            manifest,
+            sources,
+            target,
+            analyze=scenario_name == "hybrid",
+            per_class=per_class,
+            seed=sample_seed,
+            language=language,
+            limit=limit,
         )
         if not selection.inputs:
             fail("no manifest row matched a kernel under --sources")
         pool = None
         if scenario_name == "few-shot":
-            pool = _pool(examples, examples_sources or sources, all_rows, index, selection,
-                         sample_seed, target)
+            pool = _pool(
+                examples,
+                examples_sources or sources,
+                all_rows,
+                index,
+                selection,
+                sample_seed,
+                target,
+            )
         with Store(store) as db:
-            items, summary = _campaign(config, scenario_name, selection, target, db, budget, k,
-                                       pool, concurrency, replay, not quiet)
+            items, summary = _campaign(
+                config,
+                scenario_name,
+                selection,
+                target,
+                db,
+                budget,
+                k,
+                pool,
+                concurrency,
+                replay,
+                not quiet,
+            )
         summary["unmatched"] = [{"kernel": k_, "reason": r} for k_, r in selection.unmatched]
         if output:
-            _write_rows(output, items)
+            with writing(output):
+                _write_rows(output, items)
         if as_json:
             print(json.dumps(summary, indent=1))
         else:
@@ -336,14 +418,24 @@ def run(
 def compare(
     manifest: ManifestOpt,
     sources: SourcesOpt,
-    scenario: Annotated[list[Scenario] | None, typer.Option(
-        "--scenario", help="Scenario(s) to compare (repeatable).")] = None,
-    model: Annotated[list[str] | None, typer.Option(
-        "--model", help="Model(s) to compare (repeatable; `local` for the local server).")
+    scenario: Annotated[
+        list[Scenario] | None,
+        typer.Option("--scenario", help="Scenario(s) to compare (repeatable)."),
     ] = None,
-    predictor: Annotated[list[str] | None, typer.Option(
-        "--predictor", "-p", help="Non-LLM predictor(s) to put beside them (roofline, "
-        "baseline; repeatable).")] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model", help="Model(s) to compare (repeatable; `local` for the local server)."
+        ),
+    ] = None,
+    predictor: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--predictor",
+            "-p",
+            help="Non-LLM predictor(s) to put beside them (roofline, baseline; repeatable).",
+        ),
+    ] = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = "OPENAI_API_KEY",
     gpu: GpuOpt = "rtx3080",
@@ -366,14 +458,21 @@ def compare(
     from roofcast.llm.store import Store
 
     _check_paths(manifest, sources)
+    output_file(store, "--store")
     scenarios = [s.value for s in (scenario or [Scenario.zero_shot])]
     models = model or ["local"]
     columns: list[dict] = []
     with _errors():
         target = _gpu(gpu)
         selection, index, all_rows = load_selection(
-            manifest, sources, target, analyze=True, per_class=per_class, seed=sample_seed,
-            language=language, limit=limit,
+            manifest,
+            sources,
+            target,
+            analyze=True,
+            per_class=per_class,
+            seed=sample_seed,
+            language=language,
+            limit=limit,
         )
         if not selection.inputs:
             fail("no manifest row matched a kernel under --sources")
@@ -382,23 +481,40 @@ def compare(
             columns.append(_predictor_column(name, selection, target))
         with Store(store) as db:
             for model_name in models:
-                config = _config(model=model_name, base_url=base_url, api_key_env=api_key_env,
-                                 structured=structured)
+                config = _config(
+                    model=model_name,
+                    base_url=base_url,
+                    api_key_env=api_key_env,
+                    structured=structured,
+                )
                 if not replay:
                     config.api_key()
                 for scenario_name in scenarios:
                     pool = None
                     if scenario_name == "few-shot":
                         pool = _pool(None, None, all_rows, index, selection, sample_seed, target)
-                    _, summary = _campaign(config, scenario_name, selection, target, db, budget,
-                                           k, pool, concurrency, replay, not quiet)
-                    columns.append({
-                        "name": f"{summary['model']} / {scenario_name}",
-                        "metrics": summary["metrics"],
-                        "unknown": summary["kernels"] - summary["answered"],
-                        "cost_usd": summary["cost_usd"],
-                        "latency_s": summary["latency_s"]["median"],
-                    })
+                    _, summary = _campaign(
+                        config,
+                        scenario_name,
+                        selection,
+                        target,
+                        db,
+                        budget,
+                        k,
+                        pool,
+                        concurrency,
+                        replay,
+                        not quiet,
+                    )
+                    columns.append(
+                        {
+                            "name": f"{summary['model']} / {scenario_name}",
+                            "metrics": summary["metrics"],
+                            "unknown": summary["kernels"] - summary["answered"],
+                            "cost_usd": summary["cost_usd"],
+                            "latency_s": summary["latency_s"]["median"],
+                        }
+                    )
         for column in columns:
             if "metrics" not in column:
                 column["metrics"] = label_metrics(truth, column.pop("predicted"))
@@ -420,9 +536,13 @@ def _predictor_column(name: str, selection, gpu: GPU) -> dict:
             predicted.append(verdict.bound)
         except Exception:  # noqa: BLE001 - a predictor failure is a miss, as in evaluate
             predicted.append("unknown")
-    return {"name": name, "predicted": predicted,
-            "unknown": sum(1 for p in predicted if p not in ("compute", "bandwidth")),
-            "cost_usd": 0.0, "latency_s": None}
+    return {
+        "name": name,
+        "predicted": predicted,
+        "unknown": sum(1 for p in predicted if p not in ("compute", "bandwidth")),
+        "cost_usd": 0.0,
+        "latency_s": None,
+    }
 
 
 def _print_compare(columns: list[dict], n: int) -> None:
@@ -430,8 +550,15 @@ def _print_compare(columns: list[dict], n: int) -> None:
     from rich.table import Table
 
     table = Table(title=f"Predictors on the same {n} kernels")
-    for head in ("predictor", "accuracy", "balanced acc.", "MCC", "unknown", "cost $",
-                 "median latency s"):
+    for head in (
+        "predictor",
+        "accuracy",
+        "balanced acc.",
+        "MCC",
+        "unknown",
+        "cost $",
+        "median latency s",
+    ):
         table.add_column(head, justify="left" if head == "predictor" else "right")
     for column in columns:
         m = column["metrics"]
@@ -440,8 +567,11 @@ def _print_compare(columns: list[dict], n: int) -> None:
             return "-" if v is None else f"{100 * v:.1f}%"
 
         table.add_row(
-            column["name"], pct(m["accuracy"]), pct(m["balanced_accuracy"]),
-            "-" if m["mcc"] is None else f"{m['mcc']:.3f}", str(column["unknown"]),
+            column["name"],
+            pct(m["accuracy"]),
+            pct(m["balanced_accuracy"]),
+            "-" if m["mcc"] is None else f"{m['mcc']:.3f}",
+            str(column["unknown"]),
             "-" if column["cost_usd"] is None else f"{column['cost_usd']:.4f}",
             "-" if column["latency_s"] is None else f"{column['latency_s']:.2f}",
         )
@@ -450,13 +580,12 @@ def _print_compare(columns: list[dict], n: int) -> None:
 
 @app.command("serve")
 def serve(
-    model: Annotated[str, typer.Option(
-        "--model", help="smollm2 (default), qwen2.5-coder-0.5b, or a .gguf path.")] = "smollm2",
+    model: Annotated[
+        str, typer.Option("--model", help="smollm2 (default), qwen2.5-coder-0.5b, or a .gguf path.")
+    ] = "smollm2",
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8642,
-    ctx: Annotated[int, typer.Option(help="Context size in tokens (per parallel slot).")
-                   ] = 4096,
-    threads: Annotated[int | None, typer.Option(help="CPU threads (default: all cores).")
-                       ] = None,
+    ctx: Annotated[int, typer.Option(help="Context size in tokens (per parallel slot).")] = 4096,
+    threads: Annotated[int | None, typer.Option(help="CPU threads (default: all cores).")] = None,
     parallel: Annotated[int, typer.Option(help="Requests decoded at once.")] = 1,
 ) -> None:
     """Serve a small local model on 127.0.0.1 (OpenAI-compatible) so `--model local` works
@@ -476,11 +605,14 @@ def export_finetune(
     out: Annotated[Path, typer.Option("--output", "-o", help="JSONL file to write.")],
     gpu: GpuOpt = "rtx3080",
     budget: BudgetOpt = 1500,
-    answer_format: Annotated[AnswerFormat, typer.Option(
-        "--answer-format", help="Assistant reply: one word or a JSON object.")
+    answer_format: Annotated[
+        AnswerFormat,
+        typer.Option("--answer-format", help="Assistant reply: one word or a JSON object."),
     ] = AnswerFormat.word,
-    exclude: Annotated[Path | None, typer.Option(
-        "--exclude-manifest", help="Leave out every family of this (test) manifest.")] = None,
+    exclude: Annotated[
+        Path | None,
+        typer.Option("--exclude-manifest", help="Leave out every family of this (test) manifest."),
+    ] = None,
     per_class: PerClassOpt = None,
     sample_seed: SeedOpt = 0,
     language: LanguageOpt = None,
@@ -491,24 +623,36 @@ def export_finetune(
     from roofcast.llm.finetune import MIN_EXAMPLES, write_jsonl
 
     _check_paths(manifest, sources)
+    output_file(out)
     with _errors():
         target = _gpu(gpu)
-        selection, _, _ = load_selection(manifest, sources, target, analyze=False,
-                                         per_class=per_class, seed=sample_seed,
-                                         language=language, limit=limit)
+        selection, _, _ = load_selection(
+            manifest,
+            sources,
+            target,
+            analyze=False,
+            per_class=per_class,
+            seed=sample_seed,
+            language=language,
+            limit=limit,
+        )
         excluded: set[str] = set()
         if exclude:
             from roofcast.evaluation.manifest import load_manifest
 
             excluded = {row.family for row in load_manifest(exclude)}
-        counts = write_jsonl(selection.inputs, target, out, budget, answer_format.value, excluded)
+        with writing(out):
+            counts = write_jsonl(
+                selection.inputs, target, out, budget, answer_format.value, excluded
+            )
     written = counts.get("Compute", 0) + counts.get("Bandwidth", 0)
-    print(f"wrote {written} examples to {out} (Compute {counts.get('Compute', 0)}, Bandwidth "
-          f"{counts.get('Bandwidth', 0)}; {counts.get('excluded', 0)} excluded by family, "
-          f"{len(selection.unmatched)} rows unmatched)")
+    print(
+        f"wrote {written} examples to {out} (Compute {counts.get('Compute', 0)}, Bandwidth "
+        f"{counts.get('Bandwidth', 0)}; {counts.get('excluded', 0)} excluded by family, "
+        f"{len(selection.unmatched)} rows unmatched)"
+    )
     if written < MIN_EXAMPLES:
-        print(f"roofcast: warning: OpenAI needs at least {MIN_EXAMPLES} examples",
-              file=sys.stderr)
+        print(f"roofcast: warning: OpenAI needs at least {MIN_EXAMPLES} examples", file=sys.stderr)
 
 
 @app.command("store")
@@ -519,13 +663,25 @@ def store_stats(
     """What the response store holds: rows per model and scenario, answers, tokens, cost."""
     from roofcast.llm.store import Store
 
+    output_file(store, "--store")
     with _errors(), Store(store) as db:
         groups: dict[tuple[str, str], dict] = {}
         for row in db.rows():
-            g = groups.setdefault((row.model, row.scenario), {
-                "model": row.model, "scenario": row.scenario, "rows": 0, "answered": 0,
-                "unparsed": 0, "errors": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                "cost_usd": 0.0, "kernels": set()})
+            g = groups.setdefault(
+                (row.model, row.scenario),
+                {
+                    "model": row.model,
+                    "scenario": row.scenario,
+                    "rows": 0,
+                    "answered": 0,
+                    "unparsed": 0,
+                    "errors": 0,
+                    "prompt_tokens": 0,
+                    "completion_tokens": 0,
+                    "cost_usd": 0.0,
+                    "kernels": set(),
+                },
+            )
             g["rows"] += 1
             g["kernels"].add(row.kernel_id)
             if row.error:
@@ -543,15 +699,16 @@ def store_stats(
             g["cost_usd"] = round(g["cost_usd"], 6)
             out.append(g)
         if as_json:
-            print(json.dumps({"store": str(db.path), "rows": db.count(), "groups": out},
-                             indent=1))
+            print(json.dumps({"store": str(db.path), "rows": db.count(), "groups": out}, indent=1))
             return
         print(f"{db.path}: {db.count()} rows")
         for g in out:
-            print(f"  {g['model']} / {g['scenario']}: {g['rows']} rows ({g['kernels']} kernels), "
-                  f"{g['answered']} answered, {g['unparsed']} unparsed, {g['errors']} errors, "
-                  f"{g['prompt_tokens']:,}+{g['completion_tokens']:,} tokens, "
-                  f"${g['cost_usd']:.4f}")
+            print(
+                f"  {g['model']} / {g['scenario']}: {g['rows']} rows ({g['kernels']} kernels), "
+                f"{g['answered']} answered, {g['unparsed']} unparsed, {g['errors']} errors, "
+                f"{g['prompt_tokens']:,}+{g['completion_tokens']:,} tokens, "
+                f"${g['cost_usd']:.4f}"
+            )
 
 
 def register(root: typer.Typer) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
 from roofcast.cli import (
@@ -15,6 +13,7 @@ from roofcast.cli import (
     train_cmd,
     workflow_cmd,
 )
+from roofcast.cli.options import VersionOpt
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -22,11 +21,22 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help=__doc__,
 )
+
+
+@app.callback()
+def _root(version: VersionOpt = False) -> None:
+    """roofcast: static roofline verdicts for CUDA and OpenMP-offload kernels."""
+
+
 for _module in (analyze_cmd, gpus_cmd, evaluate_cmd, train_cmd, llm_cmd, workflow_cmd, profile_cmd):
     _module.register(app)
 
+#: The `analyze` console script: a one-command app, so its usage line reads
+#: `analyze [OPTIONS] PATHS...` (the same function as `roofcast analyze`).
+analyze_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+analyze_app.command()(analyze_cmd.analyze)
+
 
 def analyze_entry() -> None:
-    """The `analyze` console script: the same command as `roofcast analyze`."""
-    sys.argv[1:1] = ["analyze"]
-    app(prog_name="analyze")
+    """The `analyze` console script."""
+    analyze_app(prog_name="analyze")

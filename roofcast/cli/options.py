@@ -1,9 +1,14 @@
-"""Option parsing shared by verbs: GPUs, --define, --undefine, --include-dir, launch dimensions."""
+"""Options shared by verbs (one definition, so a flag means the same everywhere) and their
+parsing: GPUs, --define, --undefine, --include-dir, launch dimensions, --version."""
 
 from __future__ import annotations
 
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from roofcast.cli.errors import fail
 from roofcast.gpu_specs import GPU, UnknownGPUError, load_gpu
@@ -64,3 +69,50 @@ def dims_or_fail(text: str | None, option: str) -> tuple[int, int, int] | None:
     while len(parts) < 3:
         parts.append(1)
     return parts[0], parts[1], parts[2]
+
+
+def package_version() -> str:
+    """The installed distribution's version (one source of truth: pyproject.toml)."""
+    try:
+        return version("roofcast")
+    except PackageNotFoundError:  # pragma: no cover - run from a bare checkout
+        return "unknown (not installed)"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"roofcast {package_version()}")
+        raise typer.Exit()
+
+
+VersionOpt = Annotated[
+    bool,
+    typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
+]
+
+# Shared by `evaluate`, `train` and `roofcast llm ...`: same flag, same meaning.
+ManifestOpt = Annotated[
+    Path, typer.Option("--manifest", "-m", help="CSV with the columns of gpuFLOPBench dev.csv.")
+]
+SourcesOpt = Annotated[
+    Path,
+    typer.Option("--sources", "-s", help="Folder with one sub-folder per target (HeCBench src/)."),
+]
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--store", help="LLM response store (SQLite); default ~/.cache/roofcast/llm.sqlite."
+    ),
+]
+ReplayOpt = Annotated[
+    bool,
+    typer.Option(
+        "--replay", help="LLM answers from the store only; send nothing (no endpoint needed)."
+    ),
+]
+LimitOpt = Annotated[
+    int | None, typer.Option("--limit", "-n", help="Only the first N rows (after sampling).")
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]

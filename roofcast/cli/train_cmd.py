@@ -11,15 +11,16 @@ from rich.console import Console
 from rich.table import Table
 
 from roofcast.cli.errors import fail
-from roofcast.cli.options import gpu_or_fail
+from roofcast.cli.options import ManifestOpt, SourcesOpt, gpu_or_fail
+from roofcast.cli.outputs import output_file, writing
 
 
 def train(
-    manifest: Annotated[Path, typer.Option(help="Profiled manifest (dev.csv columns).")],
-    sources: Annotated[
-        Path, typer.Option(help="Folder with one sub-folder per target (HeCBench src/).")
-    ],
-    gpu: Annotated[str, typer.Option(help="The GPU the manifest was profiled on.")] = "rtx3080",
+    manifest: ManifestOpt,
+    sources: SourcesOpt,
+    gpu: Annotated[
+        str, typer.Option("--gpu", "-g", help="The GPU the manifest was profiled on.")
+    ] = "rtx3080",
     seed: Annotated[int, typer.Option(help="Random seed (bagging and subsampling).")] = 0,
     output: Annotated[
         Path | None,
@@ -35,6 +36,7 @@ def train(
     from roofcast.predictors.training import build_dataset, save
     from roofcast.predictors.training import train as fit
 
+    output_file(output)
     target_gpu = gpu_or_fail(gpu)
     if not sources.is_dir():
         fail(f"{sources}: no such folder")
@@ -43,7 +45,7 @@ def train(
     except ManifestError as exc:
         fail(str(exc))
     destination = output or packaged_model_path()
-    if not os.access(destination.parent if destination.parent.exists() else Path.cwd(), os.W_OK):
+    if output is None and not os.access(destination.parent, os.W_OK):
         fail(f"{destination.parent} is not writable; pass --output")
     console = Console(stderr=True)
     data = build_dataset(rows, sources, target_gpu, progress=True)
@@ -53,7 +55,8 @@ def train(
         )
     with console.status("fitting (family-grouped CV first)" if cv else "fitting"):
         model = fit(data, target_gpu, seed=seed, run_cv=cv, source=manifest.name)
-    save(model, destination)
+    with writing(destination):
+        save(model, destination)
     if cv:
         _print_cv(model["cross_validation"], console)
     from roofcast.predictors.training import report_lines

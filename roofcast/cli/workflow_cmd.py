@@ -5,6 +5,7 @@ pre-commit hook starts quickly. Every verdict here comes from the default predic
 one `analyze` and `evaluate` use (the rule plus its bounded learned correction, offline): the
 hook, the baseline it compares with, the plot and the matrix all agree, and name it.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from roofcast.cli.errors import EXIT_FAIL_ON, fail
+from roofcast.cli.outputs import output_file, write_text, writing
 from roofcast.workflow.baseline import DEFAULT_BASELINE, DEFAULT_THRESHOLD_PCT
 
 if TYPE_CHECKING:
@@ -80,16 +82,18 @@ def preprocessing(undefine: Sequence[str] | None, include_dir: Sequence[Path] | 
     }
 
 
-def analyze(paths: Sequence[Path], gpu: GPU, defines: dict[str, str],
-            prep: dict | None = None) -> dict:
+def analyze(
+    paths: Sequence[Path], gpu: GPU, defines: dict[str, str], prep: dict | None = None
+) -> dict:
     """analyze_paths with the default predictor, as a report dict (JSON contract)."""
     from roofcast.analyzer import SourceError
     from roofcast.pipeline import analyze_paths
     from roofcast.predictors import default_predictor
 
     try:
-        report = analyze_paths(list(paths), gpu, defines, predictor=default_predictor(),
-                               **(prep or {}))
+        report = analyze_paths(
+            list(paths), gpu, defines, predictor=default_predictor(), **(prep or {})
+        )
     except SourceError as exc:
         fail(str(exc))
     for problem in report.problems:
@@ -98,8 +102,12 @@ def analyze(paths: Sequence[Path], gpu: GPU, defines: dict[str, str],
     return report.to_json()
 
 
-def analyze_each(paths: Sequence[Path], gpus: Sequence[tuple[str, GPU]],
-                 defines: dict[str, str], prep: dict | None = None) -> list[dict]:
+def analyze_each(
+    paths: Sequence[Path],
+    gpus: Sequence[tuple[str, GPU]],
+    defines: dict[str, str],
+    prep: dict | None = None,
+) -> list[dict]:
     """One report per GPU, with a (transient, stderr) progress bar when there are several."""
     if len(gpus) == 1:
         return [analyze(paths, gpus[0][1], defines, prep)]
@@ -117,8 +125,9 @@ def analyze_each(paths: Sequence[Path], gpus: Sequence[tuple[str, GPU]],
 
 
 def hook(
-    files: Annotated[list[Path] | None, typer.Argument(help="Staged files (from pre-commit).")]
-    = None,
+    files: Annotated[
+        list[Path] | None, typer.Argument(help="Staged files (from pre-commit).")
+    ] = None,
     gpu: GpuOpt = None,  # type: ignore[assignment]
     fail_on: Annotated[
         FailOn, typer.Option("--fail-on", help="What stops the commit.")
@@ -158,8 +167,14 @@ def hook(
             from roofcast.workflow.view import rel_path
 
             outcome = hk.check_changes(
-                reports, {label: g.key for label, g in gpus}, data, base_dir, threshold,
-                [rel_path(str(p), base_dir) for p in paths], baseline.name)
+                reports,
+                {label: g.key for label, g in gpus},
+                data,
+                base_dir,
+                threshold,
+                [rel_path(str(p), base_dir) for p in paths],
+                baseline.name,
+            )
         else:
             outcome = hk.check_verdicts(reports, fail_on.value, base_dir)
     except bl.BaselineError as exc:
@@ -184,6 +199,7 @@ def baseline_update(
     from roofcast.workflow import baseline as bl
     from roofcast.workflow.view import rel_path
 
+    output_file(baseline, "--baseline")
     gpus = load_gpus(gpu)
     defines = parse_defines(define)
     base_dir = baseline.resolve().parent
@@ -196,9 +212,11 @@ def baseline_update(
     reports = analyze_each(paths, gpus, defines, preprocessing(undefine, include_dir))
     by_key = {g.key: r for (_, g), r in zip(gpus, reports, strict=True)}
     data = bl.update(data, by_key, base_dir, [rel_path(str(p), base_dir) for p in paths], defines)
-    bl.save(data, baseline)
-    counts = ", ".join(f"{label}: {len(r['kernels'])} kernels" for (label, _), r
-                       in zip(gpus, reports, strict=True))
+    with writing(baseline, "--baseline"):
+        bl.save(data, baseline)
+    counts = ", ".join(
+        f"{label}: {len(r['kernels'])} kernels" for (label, _), r in zip(gpus, reports, strict=True)
+    )
     print(f"roofcast: wrote {baseline} ({counts})")
 
 
@@ -218,15 +236,14 @@ def plot(
 
     if output.suffix.lower() not in rp.FORMATS:
         fail(f"cannot write '{output}': use one of {', '.join(rp.FORMATS)}")
-    (label, g), = load_gpus([gpu])
+    output_file(output)
+    ((label, g),) = load_gpus([gpu])
     report = analyze(paths, g, parse_defines(define), preprocessing(undefine, include_dir))
     if not report["kernels"]:
         fail("no kernels found in " + ", ".join(str(p) for p in paths))
     fig = rp.figure(report, g, Path.cwd(), title)
-    try:
+    with writing(output):
         rp.save(fig, output)
-    except OSError as exc:
-        fail(f"cannot write {output}: {exc.strerror or exc}")
     print(f"roofcast: wrote {output} ({len(report['kernels'])} kernels on {g.name})")
 
 
@@ -247,9 +264,9 @@ def matrix(
     """Verdict of every kernel on every GPU; rows where the verdict flips are highlighted."""
     from roofcast.workflow import matrix as mx
 
+    output_file(output)
     gpus = load_gpus(gpu)
-    reports = analyze_each(paths, gpus, parse_defines(define),
-                           preprocessing(undefine, include_dir))
+    reports = analyze_each(paths, gpus, parse_defines(define), preprocessing(undefine, include_dir))
     m = mx.build(reports, Path.cwd(), [label for label, _ in gpus])
     if fmt is MatrixFormat.table:
         from rich.console import Console
@@ -257,12 +274,12 @@ def matrix(
         if output is None:
             Console().print(mx.to_table(m, only_flips))
             return
-        with output.open("w", encoding="utf-8") as fh:
+        with writing(output), output.open("w", encoding="utf-8") as fh:
             Console(file=fh, width=160, no_color=True).print(mx.to_table(m, only_flips))
         return
     text = mx.to_csv(m) if fmt is MatrixFormat.csv else json.dumps(mx.to_json(m), indent=2) + "\n"
     if output:
-        output.write_text(text, "utf-8")
+        write_text(output, text)
     else:
         sys.stdout.write(text)
 
@@ -272,7 +289,8 @@ def register(app: typer.Typer) -> None:
     app.command("hook")(hook)
     app.command("plot")(plot)
     app.command("matrix")(matrix)
-    baseline_app = typer.Typer(help="The committed baseline that `hook --fail-on change` uses.",
-                               no_args_is_help=True)
+    baseline_app = typer.Typer(
+        help="The committed baseline that `hook --fail-on change` uses.", no_args_is_help=True
+    )
     baseline_app.command("update")(baseline_update)
     app.add_typer(baseline_app, name="baseline")
