@@ -25,7 +25,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
 from fuzzing.strategies import Source, defines, gaps, plain_defines, render, sources
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
@@ -361,7 +360,6 @@ def test_known_issue_an_if_power_tower_does_not_hang(tmp_path):
     assert proc.returncode in (0, 2) and "Traceback" not in proc.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="known: -o to a folder raises (cli)")
 def test_known_issue_output_to_a_folder_is_a_clear_error(tmp_path):
     (tmp_path / "out").mkdir()
     result = _analyze_text(tmp_path, _KERNEL, ".cu", "-o", str(tmp_path / "out"))
