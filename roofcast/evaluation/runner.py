@@ -4,6 +4,7 @@ A kernel that fails to analyze (an exception, or longer than the time limit) is 
 and scored as a miss ('unknown'); the loop never stops for one kernel. Rows whose kernel is
 not found are 'unmatched' and count against coverage.
 """
+
 from __future__ import annotations
 
 import signal
@@ -38,7 +39,9 @@ class KernelTimeout(Exception):
 def time_limit(seconds: float | None) -> Iterator[None]:
     """Interrupt the block after `seconds` (main thread on POSIX only; elsewhere no limit)."""
     usable = (
-        seconds and seconds > 0 and hasattr(signal, "setitimer")
+        seconds
+        and seconds > 0
+        and hasattr(signal, "setitimer")
         and threading.current_thread() is threading.main_thread()
     )
     if not usable:
@@ -62,8 +65,9 @@ class NoPrediction:
 
     name = "none"
 
-    def predict(self, kernel: KernelResult, gpu: GPU, context: LaunchContext | None = None
-                ) -> Verdict:
+    def predict(
+        self, kernel: KernelResult, gpu: GPU, context: LaunchContext | None = None
+    ) -> Verdict:
         return Verdict("unknown", "no predictor", self.name)
 
 
@@ -167,9 +171,14 @@ def analyze_rows(
     return outcomes
 
 
-def _analyze_one(analyze_kernels, match: Match, defines: Mapping[str, str], gpu: GPU,
-                 predictor: Predictor, timeout: float | None
-                 ) -> tuple[KernelResult | None, str]:
+def _analyze_one(
+    analyze_kernels,
+    match: Match,
+    defines: Mapping[str, str],
+    gpu: GPU,
+    predictor: Predictor,
+    timeout: float | None,
+) -> tuple[KernelResult | None, str]:
     """Count (under the time limit), then predict (no limit: an LLM may be slow)."""
     assert match.kernel is not None
     context = launch_context(match.row)
@@ -235,8 +244,9 @@ def evaluate(
 ) -> EvaluationResult:
     """Score `predictor` on manifest rows against their profiled labels and counts."""
     start = time.perf_counter()
-    outcomes = analyze_rows(manifest_rows, sources, gpu, predictor, defines, progress,
-                            kernel_timeout)
+    outcomes = analyze_rows(
+        manifest_rows, sources, gpu, predictor, defines, progress, kernel_timeout
+    )
     return EvaluationResult(
         outcomes=outcomes,
         gpu=gpu,
