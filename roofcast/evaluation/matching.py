@@ -12,8 +12,10 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
+from roofcast.analyzer.compdb import CompileDatabase
 from roofcast.analyzer.model import FileProblem, KernelIR
 from roofcast.evaluation.manifest import ManifestRow
 from roofcast.evaluation.signatures import (
@@ -169,15 +171,22 @@ class TargetKernels:
 Discover = Callable[[Path, Mapping[str, str]], TargetKernels]
 
 
-def discover_target(folder: Path, defines: Mapping[str, str]) -> TargetKernels:
-    """Run the analyzer's discovery over one target folder; never raises."""
+def discover_target(
+    folder: Path,
+    defines: Mapping[str, str],
+    undefines: frozenset[str] = frozenset(),
+    include_dirs: Sequence[Path] = (),
+    database: CompileDatabase | None = None,
+) -> TargetKernels:
+    """Run the analyzer's discovery over one target folder; never raises. `database`: a
+    compile database already relocated onto the sources (see `SourceIndex`)."""
     target = folder.name
     if not folder.is_dir():
         return TargetKernels(target, error=f"no source folder {folder}")
     try:
         from roofcast.analyzer import discover
 
-        found = discover([folder], dict(defines))
+        found = discover([folder], dict(defines), undefines, include_dirs, database)
     except Exception as exc:  # analyzer failure of a whole folder is a miss, not a crash
         return TargetKernels(target, error=f"discovery failed: {type(exc).__name__}: {exc}")
     return TargetKernels(
@@ -186,17 +195,34 @@ def discover_target(folder: Path, defines: Mapping[str, str]) -> TargetKernels:
 
 
 class SourceIndex:
-    """Discovers each `sources/<target>/` once (cache) and matches rows against it."""
+    """Discovers each `sources/<target>/` once (cache) and matches rows against it.
+
+    With a compile `database`, every target is discovered with its files' compile commands
+    (the database is relocated once, onto all of `sources`); `defines` and `undefines` (the
+    command line's) win over them."""
 
     def __init__(
         self,
         sources: Path | str,
         defines: Mapping[str, str] | None = None,
-        discover: Discover = discover_target,
+        discover: Discover | None = None,
+        undefines: frozenset[str] = frozenset(),
+        include_dirs: Sequence[Path] = (),
+        database: CompileDatabase | None = None,
     ) -> None:
         self.sources = Path(sources)
-        self.defines = dict(defines or {})
-        self._discover = discover
+        self.defines = {k: v for k, v in (defines or {}).items() if k not in undefines}
+        self.database = None
+        if database is not None and self.sources.is_dir():
+            from roofcast.analyzer.sources import expand_paths
+
+            self.database = database.relocate(expand_paths([self.sources]))
+        self._discover = discover or partial(
+            discover_target,
+            undefines=undefines,
+            include_dirs=tuple(include_dirs),
+            database=self.database,
+        )
         self._cache: dict[str, TargetKernels] = {}
 
     def target(self, name: str) -> TargetKernels:

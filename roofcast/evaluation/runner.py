@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from roofcast.analyzer.compdb import CompileDatabase
 from roofcast.evaluation.manifest import ManifestRow
 from roofcast.evaluation.matching import Match, SourceIndex
 from roofcast.predictors.base import LaunchContext, Predictor, Verdict
@@ -58,6 +59,16 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@dataclass(frozen=True)
+class BuildFlags:
+    """How the sources are preprocessed besides -D: the command line's -U and -I, and a
+    compile database (compile_commands.json) giving each file its own flags."""
+
+    undefines: frozenset[str] = frozenset()
+    include_dirs: tuple[Path, ...] = ()
+    database: CompileDatabase | None = None
 
 
 class NoPrediction:
@@ -127,16 +138,28 @@ def analyze_rows(
     defines: Mapping[str, str] | None = None,
     progress: bool = False,
     kernel_timeout: float | None = DEFAULT_KERNEL_TIMEOUT,
+    build: BuildFlags | None = None,
 ) -> list[RowOutcome]:
     """Match and analyze every row. `predictor=None` gives counts without a verdict.
 
     Each row's kernel is counted with the row's launch (block, grid, exe_args) and with its
     template instance bound (`void k<double>` binds the kernel's `T` to double), on top of
-    `defines`. Identical (kernel, launch) pairs are analyzed once.
+    `defines`. Identical (kernel, launch) pairs are analyzed once. `build`: the command
+    line's -U and -I and a compile database, for the sources' discovery.
     """
     from roofcast.pipeline import analyze_kernels
 
-    index = sources if isinstance(sources, SourceIndex) else SourceIndex(sources, defines)
+    if isinstance(sources, SourceIndex):
+        index = sources
+    else:
+        build = build or BuildFlags()
+        index = SourceIndex(
+            sources,
+            defines,
+            undefines=build.undefines,
+            include_dirs=build.include_dirs,
+            database=build.database,
+        )
     chosen: Predictor = predictor or NoPrediction()
     outcomes: list[RowOutcome] = []
     cache: dict[tuple, tuple[KernelResult | None, str]] = {}
@@ -210,10 +233,11 @@ def iter_row_results(
     predictor: Predictor | None = None,
     defines: Mapping[str, str] | None = None,
     progress: bool = False,
+    build: BuildFlags | None = None,
 ) -> Iterator[tuple[ManifestRow, KernelResult | None]]:
     """(row, KernelResult or None) for every row, in manifest order: the matching and
     per-row analysis of `evaluate`, for training and the LLM scenarios to reuse."""
-    for outcome in analyze_rows(rows, sources, gpu, predictor, defines, progress):
+    for outcome in analyze_rows(rows, sources, gpu, predictor, defines, progress, build=build):
         yield outcome.row, outcome.result
 
 
@@ -241,11 +265,12 @@ def evaluate(
     defines: Mapping[str, str] | None = None,
     progress: bool = False,
     kernel_timeout: float | None = DEFAULT_KERNEL_TIMEOUT,
+    build: BuildFlags | None = None,
 ) -> EvaluationResult:
     """Score `predictor` on manifest rows against their profiled labels and counts."""
     start = time.perf_counter()
     outcomes = analyze_rows(
-        manifest_rows, sources, gpu, predictor, defines, progress, kernel_timeout
+        manifest_rows, sources, gpu, predictor, defines, progress, kernel_timeout, build
     )
     return EvaluationResult(
         outcomes=outcomes,
