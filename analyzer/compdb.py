@@ -13,23 +13,27 @@ analysed file of the same name) pair, the pair sharing the longest trailing path
 swap (`/home/u/proj` -> `/work/proj`); pairs tied on that length are decided by how many
 entries each swap maps onto analysed files; a tie left after that, or a swap resting on the
 file name alone while another swap does too, relocates nothing (warned). The swap moves
-each missing entry's `directory`, `file` and include folders; a file the swap does not
-land on an analysed file is left out (entries of programs not analysed).
+each missing entry's file and include folders (relative ones first resolved against its
+`directory`); an entry the swap does not land on an analysed file is left out (entries of
+programs not analysed).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path, PurePath
 
 from roofcast.analyzer.sources import resolved
 
+#: what separates words for shlex in POSIX mode
+_BLANKS = re.compile(r"[ \t\r\n]+")
 #: what a compile command may be called to mean CUDA
 _CUDA_DRIVERS = frozenset({"nvcc", "nvc++"})
 _CUDA_FILE_SUFFIXES = frozenset({".cu", ".cuh"})
@@ -74,8 +78,8 @@ class CompileDatabase:
 
     source: Path
     units: dict[Path, CompileUnit] = field(default_factory=dict)
-    #: entries whose file does not exist here, for `relocate` (unit, its `directory`)
-    missing: list[tuple[CompileUnit, str]] = field(default_factory=list)
+    #: entries whose file does not exist here, for `relocate`
+    missing: list[CompileUnit] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     swap: tuple[str, str] | None = None  # (old prefix, new prefix) of relocated entries
 
@@ -98,20 +102,19 @@ class CompileDatabase:
         listed = [resolved(p) for p in analysed]
         if not self.missing or not listed:
             return out
-        swap = _best_swap([u.file for u, _ in self.missing], listed, out.warnings)
+        swap = _best_swap([unit.file for unit in self.missing], listed, out.warnings)
         if swap is None:
             return out
         out.swap = swap
         present = frozenset(listed)
-        for unit, _directory in self.missing:
+        for unit in self.missing:
             moved = _swapped(unit.file, swap)
             if moved is None or moved not in present:
                 continue
             dirs = tuple(
                 d for d in (_swapped(d, swap) or d for d in unit.include_dirs) if d.is_dir()
             )
-            moved_unit = _replace(unit, file=moved, include_dirs=dirs)
-            out.units.setdefault(moved, moved_unit)  # the first entry of a file wins
+            out.units.setdefault(moved, replace(unit, file=moved, include_dirs=dirs))  # first wins
         return out
 
 
@@ -142,22 +145,21 @@ def load_database(path: Path) -> CompileDatabase:
     database = CompileDatabase(path)
     for number, entry in enumerate(data):
         try:
-            unit, directory = parse_entry(entry, number, database.warnings)
+            unit = parse_entry(entry, number, database.warnings)
         except ValueError as exc:
-            database.warnings.append(f"{path.name} entry {number}: {exc}; entry ignored")
+            database.warnings.append(f"entry {number}: {exc}; entry ignored")
             continue
         if os.path.isfile(unit.file):
-            database.units.setdefault(resolved(unit.file), _replace(unit, file=resolved(unit.file)))
+            key = resolved(unit.file)
+            database.units.setdefault(key, replace(unit, file=key))  # the first entry wins
         else:
-            database.missing.append((unit, directory))
+            database.missing.append(unit)
     return database
 
 
-def parse_entry(
-    entry: object, number: int, warnings: list[str] | None = None
-) -> tuple[CompileUnit, str]:
-    """(unit, its directory) of one entry; ValueError for an entry that is not one. Flags
-    that fail their checks are left out, each with a line in `warnings`."""
+def parse_entry(entry: object, number: int, warnings: list[str] | None = None) -> CompileUnit:
+    """The unit of one entry; ValueError for an entry that is not one. Flags that fail their
+    checks are left out, each with a line in `warnings`."""
     if not isinstance(entry, dict):
         raise ValueError("not a JSON object")
     directory, file = entry.get("directory"), entry.get("file")
@@ -169,8 +171,9 @@ def parse_entry(
             raise ValueError("'arguments' is not a list of strings")
     elif isinstance(entry.get("command"), str):
         command = entry["command"]
-        try:  # without quotes or backslashes, shlex's split is str.split (and much faster)
-            args = shlex.split(command) if any(c in command for c in "'\"\\") else command.split()
+        try:  # without quotes or backslashes, shlex's split is a split at blanks (faster)
+            quoted = any(c in command for c in "'\"\\")
+            args = shlex.split(command) if quoted else [w for w in _BLANKS.split(command) if w]
         except ValueError as exc:
             raise ValueError(f"cannot split 'command' ({exc})") from None
     else:
@@ -182,7 +185,7 @@ def parse_entry(
     for problem in problems:
         if warnings is not None:
             warnings.append(f"{where}: {problem}; flag ignored")
-    return unit, directory
+    return unit
 
 
 def _parse_arguments(
@@ -309,10 +312,6 @@ def _checked_define(text: str) -> tuple[str, str] | str:
     return name, value
 
 
-def _parts(path: Path) -> tuple[str, ...]:
-    return path.parts
-
-
 def _shared_tail(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     n = 0
     while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
@@ -326,12 +325,12 @@ def _best_swap(
     """The prefix swap that moves missing entry files onto analysed files (see module)."""
     by_name: dict[str, list[tuple[str, ...]]] = {}
     for path in listed:
-        by_name.setdefault(path.name, []).append(_parts(path))
+        by_name.setdefault(path.name, []).append(path.parts)
     present = frozenset(listed)
     best_length = 0
     candidates: list[tuple[str, str]] = []
     for file in missing:
-        old = _parts(file)
+        old = file.parts
         for new in by_name.get(file.name, ()):
             if best_length > 1 and (
                 len(new) < best_length
@@ -380,12 +379,6 @@ def _swapped(path: Path, swap: tuple[str, str]) -> Path | None:
     except ValueError:
         return None
     return Path(new) / tail
-
-
-def _replace(unit: CompileUnit, **changes) -> CompileUnit:
-    from dataclasses import replace
-
-    return replace(unit, **changes)
 
 
 def unit_flags(

@@ -298,7 +298,7 @@ def test_bad_entries_are_warnings_naming_them(tree, tmp_path):
 
 
 def test_flag_spellings():
-    unit, _ = parse_entry(
+    unit = parse_entry(
         {
             "directory": "/b",
             "file": "k.cpp",
@@ -331,7 +331,7 @@ def test_flag_spellings():
     assert unit.include_dirs == (Path("/b/sys"), Path("/b/rel"), Path("/abs"))
     assert (unit.language, unit.std, unit.forced_includes) == ("c++", "c++17", ("pre.h", "more.h"))
     assert unit.openmp_offload and not unit.cuda
-    cu, _ = parse_entry({"directory": "/b", "file": "k.cu", "command": "clang++ -c k.cu"}, 1)
+    cu = parse_entry({"directory": "/b", "file": "k.cu", "command": "clang++ -c k.cu"}, 1)
     assert cu.cuda and not cu.openmp_offload
 
 
