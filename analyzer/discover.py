@@ -14,8 +14,15 @@ from pathlib import Path
 
 from roofcast.analyzer import cuda, openmp
 from roofcast.analyzer.callsites import CallSites
+from roofcast.analyzer.compdb import CompileDatabase, CompileUnit, unit_flags
 from roofcast.analyzer.context import Context
-from roofcast.analyzer.includes import files_by_name, quoted_includes, resolve_include
+from roofcast.analyzer.includes import (
+    angle_includes,
+    files_by_name,
+    quoted_includes,
+    resolve_angle_include,
+    resolve_include,
+)
 from roofcast.analyzer.index import FileIndex, build_index, index_query
 from roofcast.analyzer.model import FileProblem, KernelIR
 from roofcast.analyzer.parsing import RecentTexts, parse_shared
@@ -192,14 +199,16 @@ def discover(
     defines: Mapping[str, str] | None = None,
     undefines: frozenset[str] = frozenset(),
     include_dirs: Sequence[Path] = (),
+    database: CompileDatabase | None = None,
 ) -> DiscoveryResult:
     """All kernels under `paths`. Raises SourceError only for a path that does not exist.
     `undefines` (-U) are undefined from the start; `include_dirs` (-I) are searched for
-    quoted includes after the folders given."""
+    quoted includes after the folders given. With a compile `database` (already relocated,
+    see `compdb`), each file is analysed with its compile command's flags as well."""
     forget_resolved()  # files may have changed since the last analysis in this process
     unlistable: list[Path] = []
     files = expand_paths(paths, unlistable)
-    result = discover_files(files, [*roots_of(paths), *include_dirs], defines, undefines)
+    result = discover_files(files, [*roots_of(paths), *include_dirs], defines, undefines, database)
     result.problems[:0] = [unlistable_folder(folder) for folder in unlistable]
     return result
 
@@ -215,20 +224,142 @@ def roots_of(paths: Sequence[Path]) -> list[Path]:
     return list(dict.fromkeys(p if p.is_dir() else p.parent for p in paths))
 
 
+def _reached(
+    origin: Path,
+    roots: Sequence[Path],
+    by_name: Mapping[str, list[Path]],
+    unit_dirs: Sequence[Path],
+) -> list[Path]:
+    """Files `origin` includes, directly or through others (to MAX_INCLUDE_DEPTH), found in
+    the raw bytes (a superset: includes in comments and in inactive #if arms count too):
+    quoted ones as discovery resolves them, `<...>` ones in the compile command's -I
+    folders `unit_dirs` (`#include <driver.hpp>` with `-Isrc`)."""
+    out: list[Path] = []
+    seen = {origin}
+    frontier = [(origin, 0)]
+    while frontier:
+        current, depth = frontier.pop(0)
+        if depth >= MAX_INCLUDE_DEPTH:
+            continue
+        try:
+            data = current.read_bytes()
+        except OSError:
+            continue
+        targets = [resolve_include(current, name, roots, by_name) for name in quoted_includes(data)]
+        targets += [resolve_angle_include(name, unit_dirs) for name in angle_includes(data)]
+        for target in targets:
+            if target is not None and target not in seen:
+                seen.add(target)
+                out.append(target)
+                frontier.append((target, depth + 1))
+    return out
+
+
+class _Indexers:
+    """One `_Indexer` per distinct set of flags (the command line's, and each compile
+    command's merged with them): a header included by units built with different -D is
+    read once per set, as the compiler reads it once per unit."""
+
+    def __init__(
+        self,
+        files: Sequence[Path],
+        roots: Sequence[Path],
+        defines: Mapping[str, str] | None,
+        undefines: frozenset[str],
+        database: CompileDatabase | None,
+    ) -> None:
+        self.defines = dict(defines or {})
+        self.undefines = undefines
+        self.roots = list(roots)
+        self.by_name = files_by_name(files)
+        self.database = database
+        self.by_flags: dict[tuple, _Indexer] = {}
+        #: listed file -> the compile command it is analysed with (its own or its includer's)
+        self.unit_of: dict[Path, CompileUnit] = {}
+        self.own_defines: dict[int, dict[str, str]] = {}
+        self.base = self.for_unit(None)
+
+    def for_unit(self, unit: CompileUnit | None) -> _Indexer:
+        defined, undefined, own = unit_flags(unit, self.defines, self.undefines)
+        dirs = unit.include_dirs if unit is not None else ()
+        key = (frozenset(defined.items()), undefined, dirs)
+        if key not in self.by_flags:
+            indexer = _Indexer(defined, undefined)
+            indexer.roots = [*self.roots, *dirs]
+            indexer.by_name = self.by_name
+            self.by_flags[key] = indexer
+            self.own_defines[id(indexer)] = own
+        return self.by_flags[key]
+
+    def all(self) -> list[_Indexer]:
+        return list(self.by_flags.values())
+
+    def assign(self, files: Sequence[Path]) -> dict[Path, _Indexer]:
+        """Each listed file's indexer: its compile command's; else that of the first unit
+        (listing order) that includes it, directly or through headers (quoted includes of
+        the raw text, as `partition` finds them: a header included only by a file without
+        kernel markers still gets its flags); else the command line's."""
+        if self.database is None:
+            return {resolved(path): self.base for path in files}
+        out: dict[Path, _Indexer] = {}
+        units = [(path, self.database.unit_for(path)) for path in files]
+        for path, unit in units:
+            if unit is not None:
+                out[resolved(path)] = self.for_unit(unit)
+                self.unit_of[resolved(path)] = unit
+        for path, unit in units:
+            if unit is None:
+                continue
+            indexer = out[resolved(path)]
+            reached = _reached(resolved(path), indexer.roots, self.by_name, unit.include_dirs)
+            for header in reached:
+                if header not in out:
+                    out[header] = indexer
+                    self.unit_of[header] = unit
+        return {resolved(path): out.get(resolved(path), self.base) for path in files}
+
+    def near(self, folder: Path, assigned: Mapping[Path, _Indexer]) -> list[FileIndex]:
+        """Indices of the files in `folder`: a listed file's as its own indexer read it, a
+        header's as the first indexer that read it."""
+        indexers = self.all()
+        if len(indexers) == 1:
+            return [
+                i for k, i in indexers[0].indices.items() if i is not None and k.parent == folder
+            ]
+        found: dict[Path, FileIndex] = {}
+        for indexer in indexers:
+            for key, index in indexer.indices.items():
+                if index is None or key.parent != folder:
+                    continue
+                owner = assigned.get(key)
+                if owner is None or owner.indices.get(key) is None:
+                    owner = None  # a header no listed file owns: the first reading
+                if indexer is owner or (owner is None and key not in found):
+                    found[key] = index
+        return list(found.values())
+
+    def problems(self) -> list[FileProblem]:
+        seen: dict[tuple[str, str], FileProblem] = {}
+        for indexer in self.all():
+            for problem in indexer.problems:
+                seen.setdefault((problem.file, problem.message), problem)
+        return list(seen.values())
+
+
 def discover_files(
     files: Sequence[Path],
     roots: Sequence[Path],
     defines: Mapping[str, str] | None = None,
     undefines: frozenset[str] = frozenset(),
+    database: CompileDatabase | None = None,
 ) -> DiscoveryResult:
     """All kernels in a listing of files (see `partition` for analysing one in parts)."""
-    indexer = _Indexer(defines, undefines)
-    indexer.roots = list(roots)
-    indexer.by_name = files_by_name(files)
+    indexers = _Indexers(files, roots, defines, undefines, database)
+    assigned = indexers.assign(files)
     result = DiscoveryResult(files=len(files))
     for path in files:
         if _may_hold_kernels(path):
-            indexer.index(path)
+            assigned[resolved(path)].index(path)
     seen_kernels: set[tuple[Path, int, str]] = set()
     listed = frozenset(resolved(p) for p in files)
     launches_by_dir: dict[Path, cuda.LaunchMap] = {}
@@ -239,23 +370,22 @@ def discover_files(
         """Plain calls in the region's folder: how its function's parameters are passed."""
         folder = resolved(path).parent
         if folder not in calls_by_dir:
-            near = [i for k, i in indexer.indices.items() if i is not None and k.parent == folder]
-            calls_by_dir[folder] = CallSites(near)
+            calls_by_dir[folder] = CallSites(indexers.near(folder, assigned))
         return calls_by_dir[folder]
 
     def launches_near(path: Path) -> cuda.LaunchMap:
         """Launch sites in the kernel's own folder: where its host code lives."""
         folder = resolved(path).parent
         if folder not in launches_by_dir:
-            near = [i for k, i in indexer.indices.items() if i is not None and k.parent == folder]
-            launches_by_dir[folder] = cuda.launch_map(near)
+            launches_by_dir[folder] = cuda.launch_map(indexers.near(folder, assigned))
         return launches_by_dir[folder]
 
     for path in files:
+        indexer = assigned[resolved(path)]
         index = indexer.indices.get(resolved(path))
         if index is None:
             continue  # unreadable, or no kernel markers (headers are indexed when included)
-        visible = indexer.visible(index, roots)
+        visible = indexer.visible(index, indexer.roots)
         context = Context.merge(visible)
         found: list[KernelIR] = []
         # Kernels defined in included headers of the same tree belong to the analysis too.
@@ -281,8 +411,12 @@ def discover_files(
         undefined_used = sorted(
             {n for i in visible for n in indexer.undefined_used.get(resolved(i.path), ())}
         )
+        unit = indexers.unit_of.get(resolved(path))
         for kernel in found:
             kernel.undefined_macros = list(undefined_used)
+            if unit is not None:
+                kernel.build_defines = dict(indexers.own_defines[id(indexer)])
+                kernel.compile_unit = unit.to_json()
             key = (resolved(Path(kernel.file)), kernel.line, kernel.name)
             if key not in seen_kernels:
                 seen_kernels.add(key)
@@ -293,7 +427,7 @@ def discover_files(
                     str(path), "parts of the file did not parse; counted what did", fatal=False
                 )
             )
-    result.problems[:0] = indexer.problems
+    result.problems[:0] = indexers.problems()
     result.kernels.sort(key=lambda k: (k.file, k.line))
     return result
 

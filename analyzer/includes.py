@@ -18,11 +18,29 @@ from roofcast.analyzer.sources import KERNEL_SUFFIXES, existing_file, resolved
 
 _INCLUDABLE = KERNEL_SUFFIXES | {""}
 _QUOTED_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*"([^"]+)"')
+_ANGLE_INCLUDE = re.compile(rb"#[ \t]*include[ \t]*<([^>\n]+)>")
 
 
 def quoted_includes(data: bytes) -> list[str]:
     """Every `#include "..."` name in raw file bytes (also in comments: a cheap superset)."""
     return [m.decode("utf-8", "replace") for m in _QUOTED_INCLUDE.findall(data)]
+
+
+def angle_includes(data: bytes) -> list[str]:
+    """Every `#include <...>` name in raw file bytes (a cheap superset, as `quoted_includes`)."""
+    return [m.decode("utf-8", "replace") for m in _ANGLE_INCLUDE.findall(data)]
+
+
+def resolve_angle_include(include: str, folders: Sequence[Path]) -> Path | None:
+    """The resolved path `#include <include>` reads from a compile command's -I `folders`
+    (in order), or None: the project's own headers reached as a build reaches them."""
+    for folder in folders:
+        candidate = os.path.join(folder, include)
+        if _suffix(candidate).lower() in _INCLUDABLE:
+            found = existing_file(candidate)
+            if found is not None:
+                return found
+    return None
 
 
 def resolve_include(

@@ -68,6 +68,11 @@ class KernelIR:
     undefined_macros: list[str] = field(default_factory=list)
     #: OpenMP: number of loops merged by collapse(n) into the work-shared iteration space.
     collapse: int = 0
+    #: -D of the compile command the kernel's file was analysed with (compile_commands.json),
+    #: less those the command line sets or unsets: bound at counting time as --define is
+    build_defines: dict[str, str] = field(default_factory=dict)
+    #: which compile command that was ({"entry": n, "file": as written}); None without one
+    compile_unit: dict[str, Any] | None = None
     ast: Any = field(default=None, repr=False, compare=False)
     context: Any = field(default=None, repr=False, compare=False)
 

@@ -12,6 +12,7 @@ The AI error of a class is the FLOP (op) error minus the byte error: log10 of
 ((ops + 1) / (bytes + 1)) predicted over the same measured, the +1 of the count errors.
 
     python bench/error_budget.py MANIFEST SOURCES [--gpu rtx3080] [--json]
+        [--compile-commands compile_commands.json]
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from roofcast.analyzer.compdb import CompileDatabaseError, load_database
 
 from roofcast.evaluation.counts import count_pairs
 from roofcast.evaluation.manifest import ManifestError, load_manifest
 from roofcast.evaluation.metrics import error_budget, signed_log10_error
 from roofcast.evaluation.oracle import oracle_accuracy, substitution_sets
-from roofcast.evaluation.runner import RowOutcome, analyze_rows
+from roofcast.evaluation.runner import BuildFlags, RowOutcome, analyze_rows
 from roofcast.evaluation.tables import fmt
 from roofcast.predictors.roofline import RooflinePredictor
 
@@ -140,6 +142,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("sources", type=Path, help="folder with one sub-folder per target")
     parser.add_argument("--gpu", default="rtx3080", help="GPU the manifest was measured on")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument(
+        "--compile-commands",
+        type=Path,
+        help="compile_commands.json (or its folder): each file with its build's flags",
+    )
     args = parser.parse_args(argv)
     from roofcast.gpu_specs import load_gpu
 
@@ -153,7 +160,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.sources.is_dir():
         print(f"error_budget: sources {args.sources}: not a folder", file=sys.stderr)
         return 2
-    outcomes = analyze_rows(rows, args.sources, gpu, RooflinePredictor())
+    build = None
+    if args.compile_commands is not None:
+        try:
+            build = BuildFlags(database=load_database(args.compile_commands))
+        except CompileDatabaseError as exc:
+            print(f"error_budget: {exc}", file=sys.stderr)
+            return 2
+    outcomes = analyze_rows(rows, args.sources, gpu, RooflinePredictor(), build=build)
     budget_, oracle_ = budget(outcomes), oracle(outcomes, gpu)
     matched = sum(o.matched for o in outcomes)
     if args.json:

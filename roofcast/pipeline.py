@@ -19,6 +19,7 @@ from pathlib import Path
 
 import sympy
 
+from roofcast.analyzer.compdb import CompileDatabase
 from roofcast.analyzer.discover import discover_files, roots_of, unlistable_folder
 from roofcast.analyzer.model import FileProblem, KernelIR
 from roofcast.analyzer.parsing import forget_nodes
@@ -70,6 +71,8 @@ class KernelResult:
             "warnings": [*self.features.warnings, *r.warnings()],
             "notes": list(self.features.notes),
         }
+        if self.ir.compile_unit is not None:
+            out["compile_command"] = dict(self.ir.compile_unit)
         if self.extra_verdicts:
             out["verdicts"] = {k: v.to_json() for k, v in self.extra_verdicts.items()}
         return out
@@ -80,6 +83,8 @@ class AnalysisReport:
     gpu: GPU
     kernels: list[KernelResult]
     problems: list[FileProblem]
+    #: the compile database the files were analysed with (relocated), if any
+    database: CompileDatabase | None = None
 
     def to_json(self) -> dict:
         return {
@@ -91,6 +96,7 @@ class AnalysisReport:
             },
             "kernels": [k.to_json() for k in self.kernels],
             "problems": [{"file": p.file, "message": p.message} for p in self.problems],
+            **({"compile_commands": self.database.to_json()} if self.database else {}),
         }
 
 
@@ -114,11 +120,13 @@ def count_kernels(
     defines: Mapping[str, str] | None = None,
     context: LaunchContext | None = None,
 ) -> list[KernelResult]:
-    """Count and resolve, without verdicts (`predict_verdicts` gives them)."""
+    """Count and resolve, without verdicts (`predict_verdicts` gives them). A kernel's
+    compile command's -D (`build_defines`) are bound too, under `defines`."""
     results = []
     for ir in kernels:
-        features = count_features(ir, defines or {})
-        resolved = resolve_counts(features, defines or {}, context)
+        bound = {**ir.build_defines, **(defines or {})}
+        features = count_features(ir, bound)
+        resolved = resolve_counts(features, bound, context)
         results.append(KernelResult(ir=ir, features=features, resolved=resolved))
     return results
 
@@ -150,13 +158,16 @@ def analyze_paths(
     on_group_done: Callable[[int, int], None] | None = None,
     undefines: frozenset[str] = frozenset(),
     include_dirs: Sequence[Path] = (),
+    database: CompileDatabase | None = None,
 ) -> AnalysisReport:
     """The whole `analyze` job on files or folders.
 
     Files are split into groups that share nothing (see `analyzer.partition`); with `jobs`
     > 1 (None: one per available CPU) the groups run in that many processes. The report is
     the same for any `jobs`. `on_group_done(done, total)` is called as groups finish.
-    `undefines` (-U) and `include_dirs` (-I) are as a compiler's."""
+    `undefines` (-U) and `include_dirs` (-I) are as a compiler's. A compile `database`
+    gives each file its compile command's flags too (relocated onto the listed files
+    here); `defines` and `undefines` win over them."""
     from roofcast.predictors import default_predictor
 
     forget_resolved()  # files may have changed since the last analysis in this process
@@ -164,9 +175,16 @@ def analyze_paths(
     roots = [*roots_of(listed), *include_dirs]
     unlistable: list[Path] = []
     with _young_collections_only():
-        groups = independent_groups(expand_paths(listed, unlistable), roots)
+        files = expand_paths(listed, unlistable)
+        unit_dirs = None
+        if database is not None:
+            database = database.relocate(files)
+            unit_dirs = _unit_dirs(database)
+        groups = independent_groups(files, roots, unit_dirs)
         defined = {k: v for k, v in (defines or {}).items() if k not in undefines}
-        job = _GroupJob(roots, gpu, defined, predictor or default_predictor(), context, undefines)
+        job = _GroupJob(
+            roots, gpu, defined, predictor or default_predictor(), context, undefines, database
+        )
         workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
         if workers > 1:
             outcomes = _run_parallel(job, groups, workers, on_group_done)
@@ -181,7 +199,15 @@ def analyze_paths(
         kernels.sort(key=lambda k: (k.ir.file, k.ir.line))  # stable: a file lies in one group
         problems = [unlistable_folder(folder) for folder in unlistable]
         problems += [p for _, found in outcomes for p in found]
-    return AnalysisReport(gpu=gpu, kernels=kernels, problems=problems)
+    return AnalysisReport(gpu=gpu, kernels=kernels, problems=problems, database=database)
+
+
+def _unit_dirs(database: CompileDatabase) -> Callable[[Path], Sequence[Path]]:
+    def dirs(path: Path) -> Sequence[Path]:
+        unit = database.unit_for(path)
+        return unit.include_dirs if unit is not None else ()
+
+    return dirs
 
 
 @contextmanager
@@ -227,6 +253,7 @@ class _GroupJob:
     predictor: Predictor
     context: LaunchContext | None
     undefines: frozenset[str] = frozenset()
+    database: CompileDatabase | None = None
 
     def __call__(self, files: list[Path]) -> _Outcome:
         """The group's results, without verdicts: `judge` gives those for many groups at once.
@@ -235,9 +262,10 @@ class _GroupJob:
         kernels, problems = self.discover(files)
         results = []
         for ir in kernels:
+            bound = {**ir.build_defines, **self.defines}  # the compile command's -D, under ours
             try:
-                features = count_features(ir, self.defines)
-                resolved = resolve_counts(features, self.defines, self.context)
+                features = count_features(ir, bound)
+                resolved = resolve_counts(features, bound, self.context)
             except Exception as exc:  # noqa: BLE001 - reported, see above
                 problems.append(FileProblem(ir.file, f"{_kernel(ir)} not analysed: {_error(exc)}"))
                 continue
@@ -257,7 +285,7 @@ class _GroupJob:
         is discovered on its own (without the others' headers and call sites), and a file
         that still fails is a problem."""
         try:
-            found = discover_files(files, self.roots, self.defines, self.undefines)
+            found = discover_files(files, self.roots, self.defines, self.undefines, self.database)
             return found.kernels, found.problems
         except Exception:  # noqa: BLE001 - retried file by file, where it is reported
             pass
@@ -266,7 +294,9 @@ class _GroupJob:
         seen: set[tuple[str, int, str]] = set()  # a header's kernels, found by each includer
         for path in files:
             try:
-                found = discover_files([path], self.roots, self.defines, self.undefines)
+                found = discover_files(
+                    [path], self.roots, self.defines, self.undefines, self.database
+                )
             except Exception as exc:  # noqa: BLE001 - reported
                 problems.append(FileProblem(str(path), f"not analysed: {_error(exc)}"))
                 continue

@@ -13,7 +13,11 @@ from rich.console import Console
 
 from roofcast.cli.errors import EXIT_RUNTIME, EXIT_USAGE, fail
 from roofcast.cli.options import (
+    CompileCommandsOpt,
     VersionOpt,
+    database_notes,
+    database_or_fail,
+    database_warnings,
     defines_or_fail,
     dims_or_fail,
     gpu_or_fail,
@@ -50,6 +54,7 @@ def analyze(
         list[Path] | None,
         typer.Option("--include-dir", "-I", help="Search DIR for quoted includes (repeatable)."),
     ] = None,
+    compile_commands: CompileCommandsOpt = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     predictor: Annotated[
         str | None,
@@ -70,7 +75,10 @@ def analyze(
     verbose: Annotated[
         bool,
         typer.Option(
-            "--verbose", "-v", help="Table: whole reasons, symbols, defaults, other verdicts."
+            "--verbose",
+            "-v",
+            help="Table: whole reasons, symbols, defaults, other verdicts; stderr: the "
+            "compile command each file was read with.",
         ),
     ] = False,
     llm: Annotated[
@@ -98,6 +106,7 @@ def analyze(
     defines = defines_or_fail(define)
     undefines = undefines_or_fail(undefine)
     include_dirs = include_dirs_or_fail(include_dir)
+    database = database_or_fail(compile_commands)
     context = LaunchContext(block=dims_or_fail(block, "--block"), grid=dims_or_fail(grid, "--grid"))
     try:
         pattern = re.compile(kernel) if kernel else None
@@ -119,9 +128,11 @@ def analyze(
                 progress.update,
                 undefines=undefines,
                 include_dirs=include_dirs,
+                database=database,
             )
     except SourceError as exc:
         fail(str(exc))
+    database_warnings(report.database, len(database.warnings) if database else 0)
     for problem in report.problems:
         print(
             f"roofcast: {'error' if problem.fatal else 'warning'}: {problem.file}: "
@@ -131,6 +142,8 @@ def analyze(
     if pattern is not None:
         report.kernels = [k for k in report.kernels if pattern.search(k.ir.name)]
     _warn_kernels(report)
+    if verbose:
+        database_notes(report.kernels, report.database)
     if not report.kernels:
         if any(p.fatal for p in report.problems):
             raise typer.Exit(EXIT_USAGE)

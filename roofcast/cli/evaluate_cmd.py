@@ -13,7 +13,15 @@ import typer
 from rich.console import Console
 
 from roofcast.cli.errors import EXIT_RUNTIME, fail
-from roofcast.cli.options import LimitOpt, ManifestOpt, QuietOpt, ReplayOpt, SourcesOpt, StoreOpt
+from roofcast.cli.options import (
+    CompileCommandsOpt,
+    LimitOpt,
+    ManifestOpt,
+    QuietOpt,
+    ReplayOpt,
+    SourcesOpt,
+    StoreOpt,
+)
 from roofcast.cli.outputs import output_file, output_folder, write_text, writing
 
 if TYPE_CHECKING:
@@ -137,6 +145,15 @@ def evaluate(
         list[str] | None,
         typer.Option("--define", "-D", help="Bind a symbol for every kernel, NAME=VALUE."),
     ] = None,
+    undefine: Annotated[
+        list[str] | None,
+        typer.Option("--undefine", "-U", help="Undefine a macro, as cc -U NAME (repeatable)."),
+    ] = None,
+    include_dir: Annotated[
+        list[Path] | None,
+        typer.Option("--include-dir", "-I", help="Search DIR for quoted includes (repeatable)."),
+    ] = None,
+    compile_commands: CompileCommandsOpt = None,
     limit: LimitOpt = None,
     balanced: Annotated[
         bool,
@@ -193,9 +210,19 @@ def evaluate(
         rows = load_manifest(manifest)
     except ManifestError as exc:
         fail(str(exc))
-    from roofcast.cli.options import defines_or_fail
+    from roofcast.cli.options import (
+        database_or_fail,
+        database_warnings,
+        defines_or_fail,
+        include_dirs_or_fail,
+        undefines_or_fail,
+    )
+    from roofcast.evaluation.matching import SourceIndex
 
     defines = defines_or_fail(define)
+    undefines = undefines_or_fail(undefine)
+    include_dirs = include_dirs_or_fail(include_dir)
+    database = database_or_fail(compile_commands)
     options = _pairs(option, "--option")
     for key, value in (
         ("model", model),
@@ -224,16 +251,16 @@ def evaluate(
         rows = balanced_sample(rows, per_class=per_class, seed=seed)
     if limit is not None:
         rows = rows[:limit]
+    index = SourceIndex(
+        sources, defines, undefines=undefines, include_dirs=include_dirs, database=database
+    )
+    database_warnings(index.database, len(database.warnings) if database else 0)
     result = run_evaluation(
-        rows,
-        sources,
-        target_gpu,
-        chosen,
-        defines=defines,
-        progress=not quiet,
-        kernel_timeout=kernel_timeout,
+        rows, index, target_gpu, chosen, progress=not quiet, kernel_timeout=kernel_timeout
     )
     summary = result.to_json()
+    if index.database is not None:
+        summary["compile_commands"] = index.database.to_json()
     if balanced:
         summary["sampling"] = {"balanced": True, "per_class": per_class, "seed": seed}
     if report is not None:

@@ -1,17 +1,21 @@
 """Options shared by verbs (one definition, so a flag means the same everywhere) and their
-parsing: GPUs, --define, --undefine, --include-dir, launch dimensions, --version."""
+parsing: GPUs, --define, --undefine, --include-dir, --compile-commands, launch dimensions,
+--version."""
 
 from __future__ import annotations
 
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from roofcast.cli.errors import fail
 from roofcast.gpu_specs import GPU, UnknownGPUError, load_gpu
+
+if TYPE_CHECKING:
+    from roofcast.analyzer.compdb import CompileDatabase
 
 
 def gpu_or_fail(name: str) -> GPU:
@@ -116,3 +120,61 @@ LimitOpt = Annotated[
     int | None, typer.Option("--limit", "-n", help="Only the first N rows (after sampling).")
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+
+# Shared by every verb that analyses sources. No short flag: clang-tidy's `-p` is
+# `--predictor` here.
+CompileCommandsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--compile-commands",
+        metavar="PATH",
+        help="compile_commands.json, or a folder holding one (clang-tidy's -p): each file "
+        "gets its compile command's -D/-U/-I; -D/-U given here win.",
+    ),
+]
+
+
+def database_or_fail(path: Path | None) -> CompileDatabase | None:
+    """The compile database at `path` (a folder: its compile_commands.json); one that cannot
+    be read is a one-line error (exit 2), an entry or flag that fails its checks a one-line
+    warning each."""
+    if path is None:
+        return None
+    from roofcast.analyzer.compdb import CompileDatabaseError, load_database
+
+    try:
+        database = load_database(path)
+    except CompileDatabaseError as exc:
+        fail(str(exc))
+    database_warnings(database)
+    return database
+
+
+def database_warnings(database: CompileDatabase | None, already: int = 0) -> None:
+    """The database's warnings from the `already`-th on, one stderr line each."""
+    if database is None:
+        return
+    for warning in database.warnings[already:]:
+        print(f"roofcast: warning: {database.source}: {warning}", file=sys.stderr)
+
+
+def database_notes(kernels: list, database: CompileDatabase | None) -> None:
+    """--verbose: which compile command each analysed file was read with (stderr)."""
+    if database is None:
+        return
+    if database.swap is not None:
+        old, new = database.swap
+        print(f"roofcast: note: {database.source}: files relocated {old} -> {new}", file=sys.stderr)
+    by_entry = {unit.entry: unit for unit in database.units.values()}
+    seen: set[str] = set()
+    for kernel in kernels:
+        ir = kernel.ir
+        if ir.file in seen:
+            continue
+        seen.add(ir.file)
+        if ir.compile_unit is None:
+            said = "no compile command: the command line's flags only"
+        else:
+            unit = by_entry.get(ir.compile_unit["entry"])
+            said = unit.describe() if unit is not None else f"entry {ir.compile_unit['entry']}"
+        print(f"roofcast: note: {ir.file}: {said}", file=sys.stderr)

@@ -11,7 +11,13 @@ from rich.console import Console
 from rich.table import Table
 
 from roofcast.cli.errors import fail
-from roofcast.cli.options import ManifestOpt, SourcesOpt, gpu_or_fail
+from roofcast.cli.options import (
+    CompileCommandsOpt,
+    ManifestOpt,
+    SourcesOpt,
+    database_or_fail,
+    gpu_or_fail,
+)
 from roofcast.cli.outputs import output_file, writing
 
 
@@ -26,12 +32,14 @@ def train(
         Path | None,
         typer.Option("--output", "-o", help="Model file (.json.gz); default: the packaged model."),
     ] = None,
+    compile_commands: CompileCommandsOpt = None,
     cv: Annotated[
         bool, typer.Option("--cv/--no-cv", help="Report family-grouped 5-fold CV first.")
     ] = True,
 ) -> None:
     """Train the learned baseline: static features -> true intensity per class."""
     from roofcast.evaluation import ManifestError, load_manifest
+    from roofcast.evaluation.runner import BuildFlags
     from roofcast.predictors.learned import packaged_model_path
     from roofcast.predictors.training import build_dataset, save
     from roofcast.predictors.training import train as fit
@@ -48,7 +56,9 @@ def train(
     if output is None and not os.access(destination.parent, os.W_OK):
         fail(f"{destination.parent} is not writable; pass --output")
     console = Console(stderr=True)
-    data = build_dataset(rows, sources, target_gpu, progress=True)
+    database = database_or_fail(compile_commands)
+    build = BuildFlags(database=database) if database is not None else None
+    data = build_dataset(rows, sources, target_gpu, progress=True, build=build)
     if len(data.labels) < 20 or len(set(data.groups)) < 5:
         fail(
             f"too little data to train: {len(data.labels)} rows in {len(set(data.groups))} families"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from roofcast.cli.errors import EXIT_FAIL_ON, fail
+from roofcast.cli.options import CompileCommandsOpt
 from roofcast.cli.outputs import output_file, write_text, writing
 from roofcast.workflow.baseline import DEFAULT_BASELINE, DEFAULT_THRESHOLD_PCT
 
@@ -72,13 +73,19 @@ def load_gpus(names: Sequence[str]) -> list[tuple[str, GPU]]:
     return [(name, gpu_or_fail(name)) for name in names]
 
 
-def preprocessing(undefine: Sequence[str] | None, include_dir: Sequence[Path] | None) -> dict:
-    """-U and -I as `analyze_paths` keywords (a one-line error for a bad name or folder)."""
-    from roofcast.cli.options import include_dirs_or_fail, undefines_or_fail
+def preprocessing(
+    undefine: Sequence[str] | None,
+    include_dir: Sequence[Path] | None,
+    compile_commands: Path | None = None,
+) -> dict:
+    """-U, -I and --compile-commands as `analyze_paths` keywords (a one-line error for a bad
+    name, folder or database)."""
+    from roofcast.cli.options import database_or_fail, include_dirs_or_fail, undefines_or_fail
 
     return {
         "undefines": undefines_or_fail(list(undefine or [])),
         "include_dirs": include_dirs_or_fail(list(include_dir or [])),
+        "database": database_or_fail(compile_commands),
     }
 
 
@@ -139,6 +146,7 @@ def hook(
     define: DefineOpt = None,
     undefine: UndefineOpt = None,
     include_dir: IncludeOpt = None,
+    compile_commands: CompileCommandsOpt = None,
 ) -> None:
     """Pre-commit entry: one line per kernel flagged or changed in FILES; exit 1 to stop."""
     from roofcast.workflow import baseline as bl
@@ -160,7 +168,7 @@ def hook(
     paths = [f for f in files or [] if f.is_file()]
     if not paths:
         return
-    prep = preprocessing(undefine, include_dir)
+    prep = preprocessing(undefine, include_dir, compile_commands)
     reports = {label: analyze(paths, g, defines, prep) for label, g in gpus}
     try:
         if fail_on is FailOn.change:
@@ -194,6 +202,7 @@ def baseline_update(
     define: DefineOpt = None,
     undefine: UndefineOpt = None,
     include_dir: IncludeOpt = None,
+    compile_commands: CompileCommandsOpt = None,
 ) -> None:
     """Record every kernel's verdict and intensities per GPU in the baseline file."""
     from roofcast.workflow import baseline as bl
@@ -209,7 +218,9 @@ def baseline_update(
             data = bl.load(baseline)
         except bl.BaselineError as exc:
             fail(str(exc))
-    reports = analyze_each(paths, gpus, defines, preprocessing(undefine, include_dir))
+    reports = analyze_each(
+        paths, gpus, defines, preprocessing(undefine, include_dir, compile_commands)
+    )
     by_key = {g.key: r for (_, g), r in zip(gpus, reports, strict=True)}
     data = bl.update(data, by_key, base_dir, [rel_path(str(p), base_dir) for p in paths], defines)
     with writing(baseline, "--baseline"):
@@ -230,6 +241,7 @@ def plot(
     define: DefineOpt = None,
     undefine: UndefineOpt = None,
     include_dir: IncludeOpt = None,
+    compile_commands: CompileCommandsOpt = None,
 ) -> None:
     """Draw GPU's roofline (one ceiling per class) with each kernel at its intensity."""
     from roofcast.workflow import plot as rp
@@ -238,7 +250,9 @@ def plot(
         fail(f"cannot write '{output}': use one of {', '.join(rp.FORMATS)}")
     output_file(output)
     ((label, g),) = load_gpus([gpu])
-    report = analyze(paths, g, parse_defines(define), preprocessing(undefine, include_dir))
+    report = analyze(
+        paths, g, parse_defines(define), preprocessing(undefine, include_dir, compile_commands)
+    )
     if not report["kernels"]:
         fail("no kernels found in " + ", ".join(str(p) for p in paths))
     fig = rp.figure(report, g, Path.cwd(), title)
@@ -260,13 +274,16 @@ def matrix(
     define: DefineOpt = None,
     undefine: UndefineOpt = None,
     include_dir: IncludeOpt = None,
+    compile_commands: CompileCommandsOpt = None,
 ) -> None:
     """Verdict of every kernel on every GPU; rows where the verdict flips are highlighted."""
     from roofcast.workflow import matrix as mx
 
     output_file(output)
     gpus = load_gpus(gpu)
-    reports = analyze_each(paths, gpus, parse_defines(define), preprocessing(undefine, include_dir))
+    reports = analyze_each(
+        paths, gpus, parse_defines(define), preprocessing(undefine, include_dir, compile_commands)
+    )
     m = mx.build(reports, Path.cwd(), [label for label, _ in gpus])
     if fmt is MatrixFormat.table:
         from rich.console import Console

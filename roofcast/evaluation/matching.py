@@ -5,14 +5,17 @@ name is sometimes only a prefix), with parameter types and template arguments br
 OpenMP rows match by the bare enclosing-function name and the pragma line (exact first, then
 within +-2 lines). Each target folder is discovered once and cached.
 """
+
 from __future__ import annotations
 
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
+from roofcast.analyzer.compdb import CompileDatabase
 from roofcast.analyzer.model import FileProblem, KernelIR
 from roofcast.evaluation.manifest import ManifestRow
 from roofcast.evaluation.signatures import (
@@ -25,12 +28,24 @@ from roofcast.evaluation.signatures import (
     type_score,
 )
 
-__all__ = ["Match", "SourceIndex", "TargetKernels", "bare_function_name", "discover_target",
-           "last_component", "normalise_type", "omp_entry_parts", "parse_signature",
-           "rank_candidates", "signature_score", "template_bindings"]
+__all__ = [
+    "Match",
+    "SourceIndex",
+    "TargetKernels",
+    "bare_function_name",
+    "discover_target",
+    "last_component",
+    "normalise_type",
+    "omp_entry_parts",
+    "parse_signature",
+    "rank_candidates",
+    "signature_score",
+    "template_bindings",
+]
 
 #: How far a pragma line may be from the profiled `omp_line` and still match (recorded).
 LINE_TOLERANCE = 2
+
 
 def signature_score(signature: Signature, ir: KernelIR) -> float:
     """How well a kernel's declaration fits a profiled signature (higher is better)."""
@@ -38,10 +53,14 @@ def signature_score(signature: Signature, ir: KernelIR) -> float:
     if signature.param_types is not None and len(signature.param_types) == len(ir.params):
         score += 10.0
         if ir.params:
-            score += 5.0 * sum(
-                type_score(p, q.type)
-                for p, q in zip(signature.param_types, ir.params, strict=True)
-            ) / len(ir.params)
+            score += (
+                5.0
+                * sum(
+                    type_score(p, q.type)
+                    for p, q in zip(signature.param_types, ir.params, strict=True)
+                )
+                / len(ir.params)
+            )
     if signature.template_args:
         if len(signature.template_args) == len(ir.template_params):
             score += 3.0
@@ -62,14 +81,19 @@ def _build_mentions(folder: Path) -> str:
     return "\n".join(texts)
 
 
-def rank_candidates(signature: Signature | None, candidates: Sequence[KernelIR],
-                    build_text: str = "") -> list[KernelIR]:
+def rank_candidates(
+    signature: Signature | None, candidates: Sequence[KernelIR], build_text: str = ""
+) -> list[KernelIR]:
     """Best first: signature fit, then a file the build names (`source = vmc2.cu`), then
     a kernel the program launches over an unused copy, then file order."""
+
     def key(ir: KernelIR) -> tuple[float, int, int, str]:
         fit = signature_score(signature, ir) if signature is not None else 0.0
-        named = int(bool(build_text) and re.search(
-            rf"(^|[\s/=]){re.escape(Path(ir.file).name)}\b", build_text, re.M) is not None)
+        named = int(
+            bool(build_text)
+            and re.search(rf"(^|[\s/=]){re.escape(Path(ir.file).name)}\b", build_text, re.M)
+            is not None
+        )
         return (-fit, -named, -int(bool(ir.launches)), ir.file)
 
     return sorted(candidates, key=key)
@@ -113,8 +137,12 @@ class Match:
         return self.kernel is not None
 
     def to_json(self) -> dict:
-        out: dict = {"row": self.row.index, "target": self.row.target, "language":
-                     self.row.language, "kernel": self.row.key}
+        out: dict = {
+            "row": self.row.index,
+            "target": self.row.target,
+            "language": self.row.language,
+            "kernel": self.row.key,
+        }
         if self.kernel is not None:
             out["file"] = self.kernel.file
             out["line"] = self.kernel.line
@@ -143,33 +171,58 @@ class TargetKernels:
 Discover = Callable[[Path, Mapping[str, str]], TargetKernels]
 
 
-def discover_target(folder: Path, defines: Mapping[str, str]) -> TargetKernels:
-    """Run the analyzer's discovery over one target folder; never raises."""
+def discover_target(
+    folder: Path,
+    defines: Mapping[str, str],
+    undefines: frozenset[str] = frozenset(),
+    include_dirs: Sequence[Path] = (),
+    database: CompileDatabase | None = None,
+) -> TargetKernels:
+    """Run the analyzer's discovery over one target folder; never raises. `database`: a
+    compile database already relocated onto the sources (see `SourceIndex`)."""
     target = folder.name
     if not folder.is_dir():
         return TargetKernels(target, error=f"no source folder {folder}")
     try:
         from roofcast.analyzer import discover
 
-        found = discover([folder], dict(defines))
+        found = discover([folder], dict(defines), undefines, include_dirs, database)
     except Exception as exc:  # analyzer failure of a whole folder is a miss, not a crash
         return TargetKernels(target, error=f"discovery failed: {type(exc).__name__}: {exc}")
-    return TargetKernels(target, list(found.kernels), list(found.problems),
-                         build_text=_build_mentions(folder))
+    return TargetKernels(
+        target, list(found.kernels), list(found.problems), build_text=_build_mentions(folder)
+    )
 
 
 class SourceIndex:
-    """Discovers each `sources/<target>/` once (cache) and matches rows against it."""
+    """Discovers each `sources/<target>/` once (cache) and matches rows against it.
+
+    With a compile `database`, every target is discovered with its files' compile commands
+    (the database is relocated once, onto all of `sources`); `defines` and `undefines` (the
+    command line's) win over them."""
 
     def __init__(
         self,
         sources: Path | str,
         defines: Mapping[str, str] | None = None,
-        discover: Discover = discover_target,
+        discover: Discover | None = None,
+        undefines: frozenset[str] = frozenset(),
+        include_dirs: Sequence[Path] = (),
+        database: CompileDatabase | None = None,
     ) -> None:
         self.sources = Path(sources)
-        self.defines = dict(defines or {})
-        self._discover = discover
+        self.defines = {k: v for k, v in (defines or {}).items() if k not in undefines}
+        self.database = None
+        if database is not None and self.sources.is_dir():
+            from roofcast.analyzer.sources import expand_paths
+
+            self.database = database.relocate(expand_paths([self.sources]))
+        self._discover = discover or partial(
+            discover_target,
+            undefines=undefines,
+            include_dirs=tuple(include_dirs),
+            database=self.database,
+        )
         self._cache: dict[str, TargetKernels] = {}
 
     def target(self, name: str) -> TargetKernels:
@@ -202,8 +255,9 @@ def _match_cuda(row: ManifestRow, found: TargetKernels) -> Match:
         if candidates:
             break
     if not candidates:
-        return Match(row, reason=f"no __global__ kernel named {names[0]!r} found"
-                     + _problems_hint(found))
+        return Match(
+            row, reason=f"no __global__ kernel named {names[0]!r} found" + _problems_hint(found)
+        )
     note = ""
     best = candidates[0]
     if len(candidates) > 1:
@@ -221,35 +275,52 @@ def _match_omp(row: ManifestRow, found: TargetKernels) -> Match:
     signature = parse_signature(row.omp_function)
     if exact:
         note = f"{len(exact)} regions at this line" if len(exact) > 1 else ""
-        return Match(row, exact[0], note=note, candidates=len(exact),
-                     defines=template_bindings(signature, exact[0]))
+        return Match(
+            row,
+            exact[0],
+            note=note,
+            candidates=len(exact),
+            defines=template_bindings(signature, exact[0]),
+        )
     near = sorted(
         (k for k in in_function if abs(k.line - line) <= LINE_TOLERANCE),
         key=lambda k: abs(k.line - line),
     )
     if near:
         offset = near[0].line - line
-        return Match(row, near[0], note=f"line {offset:+d}", candidates=len(near),
-                     defines=template_bindings(signature, near[0]))
+        return Match(
+            row,
+            near[0],
+            note=f"line {offset:+d}",
+            candidates=len(near),
+            defines=template_bindings(signature, near[0]),
+        )
     same_line = [k for k in found.kernels if k.language == "openmp" and k.line == line]
     if len(same_line) == 1:
         other = same_line[0]
-        return Match(row, other, note=f"function named {other.name!r} by the analyzer",
-                     candidates=1)
+        return Match(
+            row, other, note=f"function named {other.name!r} by the analyzer", candidates=1
+        )
     if in_function:
         lines = ", ".join(str(k.line) for k in sorted(in_function, key=lambda k: k.line))
-        return Match(row, reason=f"no target region at line {line} in {name}() "
-                     f"(regions at lines {lines})", candidates=len(in_function))
-    return Match(row, reason=f"no target region in a function named {name!r}"
-                 + _problems_hint(found))
+        return Match(
+            row,
+            reason=f"no target region at line {line} in {name}() (regions at lines {lines})",
+            candidates=len(in_function),
+        )
+    return Match(
+        row, reason=f"no target region in a function named {name!r}" + _problems_hint(found)
+    )
 
 
 def _problems_hint(found: TargetKernels) -> str:
     if not found.problems:
         return ""
     first = found.problems[0]
-    return (f" ({len(found.problems)} file problem(s) in this target, first: "
-            f"{Path(first.file).name}: {first.message})")
+    return (
+        f" ({len(found.problems)} file problem(s) in this target, first: "
+        f"{Path(first.file).name}: {first.message})"
+    )
 
 
 def _pair_same_line_regions(matches: list[Match], index: SourceIndex) -> None:
@@ -257,10 +328,13 @@ def _pair_same_line_regions(matches: list[Match], index: SourceIndex) -> None:
     paired with the regions in file order by the entries' file ids."""
     groups: dict[tuple[str, str, int], list[Match]] = defaultdict(list)
     for m in matches:
-        if m.kernel is not None and m.row.language == "OMP" and m.candidates > 1 \
-                and not m.note.startswith("line"):
-            groups[(m.row.target, bare_function_name(m.row.omp_function), m.kernel.line)] \
-                .append(m)
+        if (
+            m.kernel is not None
+            and m.row.language == "OMP"
+            and m.candidates > 1
+            and not m.note.startswith("line")
+        ):
+            groups[(m.row.target, bare_function_name(m.row.omp_function), m.kernel.line)].append(m)
     for (target, name, line), group in groups.items():
         regions = sorted(
             (k for k in index.target(target).by_name("OMP", name) if k.line == line),

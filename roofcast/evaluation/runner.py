@@ -4,6 +4,7 @@ A kernel that fails to analyze (an exception, or longer than the time limit) is 
 and scored as a miss ('unknown'); the loop never stops for one kernel. Rows whose kernel is
 not found are 'unmatched' and count against coverage.
 """
+
 from __future__ import annotations
 
 import signal
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from roofcast.analyzer.compdb import CompileDatabase
 from roofcast.evaluation.manifest import ManifestRow
 from roofcast.evaluation.matching import Match, SourceIndex
 from roofcast.predictors.base import LaunchContext, Predictor, Verdict
@@ -38,7 +40,9 @@ class KernelTimeout(Exception):
 def time_limit(seconds: float | None) -> Iterator[None]:
     """Interrupt the block after `seconds` (main thread on POSIX only; elsewhere no limit)."""
     usable = (
-        seconds and seconds > 0 and hasattr(signal, "setitimer")
+        seconds
+        and seconds > 0
+        and hasattr(signal, "setitimer")
         and threading.current_thread() is threading.main_thread()
     )
     if not usable:
@@ -57,13 +61,24 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+@dataclass(frozen=True)
+class BuildFlags:
+    """How the sources are preprocessed besides -D: the command line's -U and -I, and a
+    compile database (compile_commands.json) giving each file its own flags."""
+
+    undefines: frozenset[str] = frozenset()
+    include_dirs: tuple[Path, ...] = ()
+    database: CompileDatabase | None = None
+
+
 class NoPrediction:
     """A stand-in predictor for callers that want counts only (training, feature export)."""
 
     name = "none"
 
-    def predict(self, kernel: KernelResult, gpu: GPU, context: LaunchContext | None = None
-                ) -> Verdict:
+    def predict(
+        self, kernel: KernelResult, gpu: GPU, context: LaunchContext | None = None
+    ) -> Verdict:
         return Verdict("unknown", "no predictor", self.name)
 
 
@@ -123,16 +138,28 @@ def analyze_rows(
     defines: Mapping[str, str] | None = None,
     progress: bool = False,
     kernel_timeout: float | None = DEFAULT_KERNEL_TIMEOUT,
+    build: BuildFlags | None = None,
 ) -> list[RowOutcome]:
     """Match and analyze every row. `predictor=None` gives counts without a verdict.
 
     Each row's kernel is counted with the row's launch (block, grid, exe_args) and with its
     template instance bound (`void k<double>` binds the kernel's `T` to double), on top of
-    `defines`. Identical (kernel, launch) pairs are analyzed once.
+    `defines`. Identical (kernel, launch) pairs are analyzed once. `build`: the command
+    line's -U and -I and a compile database, for the sources' discovery.
     """
     from roofcast.pipeline import analyze_kernels
 
-    index = sources if isinstance(sources, SourceIndex) else SourceIndex(sources, defines)
+    if isinstance(sources, SourceIndex):
+        index = sources
+    else:
+        build = build or BuildFlags()
+        index = SourceIndex(
+            sources,
+            defines,
+            undefines=build.undefines,
+            include_dirs=build.include_dirs,
+            database=build.database,
+        )
     chosen: Predictor = predictor or NoPrediction()
     outcomes: list[RowOutcome] = []
     cache: dict[tuple, tuple[KernelResult | None, str]] = {}
@@ -167,9 +194,14 @@ def analyze_rows(
     return outcomes
 
 
-def _analyze_one(analyze_kernels, match: Match, defines: Mapping[str, str], gpu: GPU,
-                 predictor: Predictor, timeout: float | None
-                 ) -> tuple[KernelResult | None, str]:
+def _analyze_one(
+    analyze_kernels,
+    match: Match,
+    defines: Mapping[str, str],
+    gpu: GPU,
+    predictor: Predictor,
+    timeout: float | None,
+) -> tuple[KernelResult | None, str]:
     """Count (under the time limit), then predict (no limit: an LLM may be slow)."""
     assert match.kernel is not None
     context = launch_context(match.row)
@@ -201,10 +233,11 @@ def iter_row_results(
     predictor: Predictor | None = None,
     defines: Mapping[str, str] | None = None,
     progress: bool = False,
+    build: BuildFlags | None = None,
 ) -> Iterator[tuple[ManifestRow, KernelResult | None]]:
     """(row, KernelResult or None) for every row, in manifest order: the matching and
     per-row analysis of `evaluate`, for training and the LLM scenarios to reuse."""
-    for outcome in analyze_rows(rows, sources, gpu, predictor, defines, progress):
+    for outcome in analyze_rows(rows, sources, gpu, predictor, defines, progress, build=build):
         yield outcome.row, outcome.result
 
 
@@ -232,11 +265,13 @@ def evaluate(
     defines: Mapping[str, str] | None = None,
     progress: bool = False,
     kernel_timeout: float | None = DEFAULT_KERNEL_TIMEOUT,
+    build: BuildFlags | None = None,
 ) -> EvaluationResult:
     """Score `predictor` on manifest rows against their profiled labels and counts."""
     start = time.perf_counter()
-    outcomes = analyze_rows(manifest_rows, sources, gpu, predictor, defines, progress,
-                            kernel_timeout)
+    outcomes = analyze_rows(
+        manifest_rows, sources, gpu, predictor, defines, progress, kernel_timeout, build
+    )
     return EvaluationResult(
         outcomes=outcomes,
         gpu=gpu,

@@ -83,13 +83,14 @@ def static_log_ai(X: np.ndarray) -> np.ndarray:
     return np.stack([X[:, _INDEX[f"log_ai_{c}"]] for c in MODEL_CLASSES], axis=1)
 
 
-def build_dataset(rows: Sequence, sources, gpu: GPU, progress: bool = False) -> Dataset:
-    """Analyze every manifest row (matching as `evaluate` does) and collect features."""
+def build_dataset(rows: Sequence, sources, gpu: GPU, progress: bool = False, build=None) -> Dataset:
+    """Analyze every manifest row (matching as `evaluate` does) and collect features.
+    `build`: -U/-I and a compile database for the sources (`evaluation.BuildFlags`)."""
     from roofcast.evaluation import analyze_rows, launch_context
     from roofcast.evaluation.sampling import balanced_sample
 
     features, targets, labels, groups, languages, skipped, used = [], [], [], [], [], [], []
-    for outcome in analyze_rows(rows, sources, gpu, None, None, progress=progress):
+    for outcome in analyze_rows(rows, sources, gpu, None, None, progress=progress, build=build):
         row = outcome.row
         if outcome.result is None:
             skipped.append(f"{row.key}: {outcome.error or 'not matched'}")
