@@ -14,6 +14,8 @@ from rich.console import Console
 from roofcast.cli.errors import EXIT_RUNTIME, EXIT_USAGE, fail
 from roofcast.cli.options import (
     CompileCommandsOpt,
+    IncludeOpt,
+    UndefineOpt,
     VersionOpt,
     database_notes,
     database_or_fail,
@@ -46,14 +48,8 @@ def analyze(
         list[str] | None,
         typer.Option("--define", "-D", help="Bind a symbol: NAME=VALUE (repeatable)."),
     ] = None,
-    undefine: Annotated[
-        list[str] | None,
-        typer.Option("--undefine", "-U", help="Undefine a macro, as cc -U NAME (repeatable)."),
-    ] = None,
-    include_dir: Annotated[
-        list[Path] | None,
-        typer.Option("--include-dir", "-I", help="Search DIR for quoted includes (repeatable)."),
-    ] = None,
+    undefine: UndefineOpt = None,
+    include_dir: IncludeOpt = None,
     compile_commands: CompileCommandsOpt = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     predictor: Annotated[

@@ -15,12 +15,14 @@ from rich.console import Console
 from roofcast.cli.errors import EXIT_RUNTIME, fail
 from roofcast.cli.options import (
     CompileCommandsOpt,
+    IncludeOpt,
     LimitOpt,
     ManifestOpt,
     QuietOpt,
     ReplayOpt,
     SourcesOpt,
     StoreOpt,
+    UndefineOpt,
 )
 from roofcast.cli.outputs import output_file, output_folder, write_text, writing
 
@@ -145,14 +147,8 @@ def evaluate(
         list[str] | None,
         typer.Option("--define", "-D", help="Bind a symbol for every kernel, NAME=VALUE."),
     ] = None,
-    undefine: Annotated[
-        list[str] | None,
-        typer.Option("--undefine", "-U", help="Undefine a macro, as cc -U NAME (repeatable)."),
-    ] = None,
-    include_dir: Annotated[
-        list[Path] | None,
-        typer.Option("--include-dir", "-I", help="Search DIR for quoted includes (repeatable)."),
-    ] = None,
+    undefine: UndefineOpt = None,
+    include_dir: IncludeOpt = None,
     compile_commands: CompileCommandsOpt = None,
     limit: LimitOpt = None,
     balanced: Annotated[

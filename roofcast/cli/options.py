@@ -121,6 +121,16 @@ LimitOpt = Annotated[
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 
+# -U / -I beside -D, as compilers have them, in every verb that analyses sources.
+UndefineOpt = Annotated[
+    list[str] | None,
+    typer.Option("--undefine", "-U", help="Undefine a macro, as cc -U NAME (repeatable)."),
+]
+IncludeOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--include-dir", "-I", help="Search DIR for quoted includes (repeatable)."),
+]
+
 # Shared by every verb that analyses sources. No short flag: clang-tidy's `-p` is
 # `--predictor` here.
 CompileCommandsOpt = Annotated[

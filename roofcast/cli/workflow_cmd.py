@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from roofcast.cli.errors import EXIT_FAIL_ON, fail
-from roofcast.cli.options import CompileCommandsOpt
+from roofcast.cli.options import CompileCommandsOpt, IncludeOpt, UndefineOpt
 from roofcast.cli.outputs import output_file, write_text, writing
 from roofcast.workflow.baseline import DEFAULT_BASELINE, DEFAULT_THRESHOLD_PCT
 
@@ -30,14 +30,6 @@ GpuOpt = Annotated[list[str], typer.Option("--gpu", "-g", help="Target GPU (repe
 DefineOpt = Annotated[
     list[str] | None,
     typer.Option("--define", "-D", help="Bind a symbol, NAME=VALUE (repeatable)."),
-]
-UndefineOpt = Annotated[
-    list[str] | None,
-    typer.Option("--undefine", "-U", help="Undefine a macro, as cc -U NAME (repeatable)."),
-]
-IncludeOpt = Annotated[
-    list[Path] | None,
-    typer.Option("--include-dir", "-I", help="Search DIR for quoted includes (repeatable)."),
 ]
 BaselineOpt = Annotated[
     Path, typer.Option("--baseline", help="Baseline file (kernel keys are relative to its folder).")
