@@ -50,10 +50,12 @@ from roofcast.features.sharedmem import (
 from roofcast.features.symbolic import (
     BUILTIN_VECTORS,
     builtin,
+    position_symbol,
     symbol,
     unknown_trip_symbol,
     zero_thread_position,
 )
+from roofcast.features.traffic import Access, Dim
 from roofcast.features.vector import FeatureVector
 
 _CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast", "dynamic_cast"})
@@ -123,6 +125,11 @@ class Var:
     #: a data member of an object in global/shared memory, seen inside one of its methods:
     #: (space, the object's alias, its index text, the names the index depends on)
     member_of: tuple[str, str, str, frozenset[str]] | None = None
+    #: its value over the traffic model's dims (loop counters as symbols, not their means)
+    index_value: sympy.Expr | None = None
+    varying: bool = False  # changes with a loop: `index_value` (None: unknown) is its value
+    #: a pointer into a global array: (the array, the element offset over the dims)
+    points_into: tuple[str, sympy.Expr | None] | None = None
 
 
 @dataclass
@@ -191,6 +198,12 @@ class KernelCounter:
         self.work = 0  # statements and expressions visited (rule B1)
         self.budget = WORK_BUDGET
         self.warned: set[str] = set()  # the rules already named in fv.warnings
+        # the traffic model's view (features/traffic.py): each distinct global access with
+        # its index over the dims (thread/block positions, loop counters)
+        self.accesses: list[Access] = []
+        self.dims: list[Dim] = []
+        self.index_mode = False  # `value` gives loop counters as symbols, not their means
+        self.placing: tuple[str, sympy.Expr | None, int, int] | None = None  # see `place`
 
     # ---------------------------------------------------------------- limits
     def spend(self, amount: int = 1) -> None:
@@ -345,6 +358,8 @@ class KernelCounter:
         if result is not _COMPOUND:
             return result
         result = self._value_tree(node)
+        if result is _AMBIGUOUS:
+            result = self.value_unambiguous(node)
         if result is not None and result.args and not _small_expression(result):
             self.approximated("N4", MAX_VALUE_DEPTH, node, "an integer value left unknown")
             return None
@@ -366,6 +381,8 @@ class KernelCounter:
                     return symbol(name)
             if var.loaded:
                 return None
+            if self.index_mode and var.varying:
+                return var.index_value  # None: varies in a way the dims do not say
             return var.value
         if t == "field_expression":
             base = node.child_by_field_name("argument")
@@ -402,6 +419,8 @@ class KernelCounter:
             _, node, depth = task
             while node is not None and node.type in ("parenthesized_expression", "cast_expression"):
                 if node.type == "cast_expression":
+                    if self.cast_as_sum(node):  # `(i) + (j)*n`: a sum, not a cast of `+(j)*n`
+                        return _AMBIGUOUS
                     node = node.child_by_field_name("value")
                 else:
                     node = node.named_children[0] if node.named_children else None
@@ -422,6 +441,38 @@ class KernelCounter:
             tasks.append(("apply", how, len(operands)))
             tasks.extend(("eval", operand, depth + 1) for operand in reversed(operands))
         return done[-1] if done else None
+
+    def cast_as_sum(self, node: tree_sitter.Node) -> bool:
+        """`(i) + x` / `(i) - x` parse as a cast of `+x` to a type `i` (a macro's argument in
+        parentheses, `IDX(i,j)`); when `i` is a variable in scope it is a sum."""
+        type_node = node.child_by_field_name("type")
+        operand = node.child_by_field_name("value")
+        if type_node is None or operand is None or operand.type != "unary_expression":
+            return False
+        name = node_text(type_node).strip()
+        return (
+            name.isidentifier()
+            and operator(operand) in ("+", "-")
+            and self.lookup(name) is not None
+        )
+
+    def value_unambiguous(self, node: tree_sitter.Node) -> sympy.Expr | None:
+        """`value` of an expression with a `(name) + x` read as a cast: the text re-read with
+        the parentheses around the variables' names dropped, then valued."""
+        text = _PARENTHESIZED_NAME.sub(
+            lambda m: m.group(1) if self.lookup(m.group(1)) is not None else m.group(0),
+            node_text(node),
+        )
+        tree = parse(f"int __roofcast_value = ({text});", "cpp")
+        decl = tree.root_node.named_children[0] if tree.root_node.named_children else None
+        init = None
+        if decl is not None:
+            for d in decl.children_by_field_name("declarator"):
+                init = d.child_by_field_name("value")
+        if init is None:
+            return None
+        result = self._value_tree(init)
+        return None if result is _AMBIGUOUS else result
 
     def expr_type_only(self, node: tree_sitter.Node) -> CType:
         while node.type == "parenthesized_expression" and node.named_children:
@@ -538,21 +589,76 @@ class KernelCounter:
             self.array_indices[(alias, key_ctx)].add(index_text)
             if any(self._is_loaded(i) for i in indices):
                 self.fv.indirect_accesses += 1
-            self.record_access(key, size, read, write, names)
+            if space == "global":
+                unit = size if member is None else max(size, element.element_bytes)
+                self.placing = self.place(base, indices, alias, unit, node)
+            try:
+                self.record_access(key, size, read, write, names)
+            finally:
+                self.placing = None
         return element_for_return
+
+    def place(
+        self,
+        base: tree_sitter.Node | None,
+        indices: list[tree_sitter.Node],
+        alias: str,
+        unit: int,
+        node: tree_sitter.Node,
+    ) -> tuple[str, sympy.Expr | None, int, int]:
+        """Where a global access falls, for the traffic model (T2): (array, element offset
+        over the dims or None, bytes per offset step, line), through a pointer into an array
+        where there is one."""
+        array = alias
+        offset: sympy.Expr | None = sympy.Integer(0)  # bytes
+        if base is not None:
+            target = self.lookup(node_text(base)) if base.type == "identifier" else None
+            pointed = target.points_into if target is not None else self.pointer_target(base)
+            if pointed is not None:
+                array, offset = pointed
+        unit = max(unit, 1)
+        if len(indices) > 1:
+            index = None  # a[i][j] through pointers to pointers: rows anywhere
+        else:
+            index = self.index_of(indices[0]) if indices else sympy.Integer(0)
+        index = offset / unit + index if index is not None and offset is not None else None
+        return array, index, unit, node.start_point[0] + 1 + self.line_offset
+
+    def any_varying(self, names: frozenset[str] | set[str]) -> bool:
+        """Whether any of `names` changes with a loop (its index value differs)."""
+        for name in names:
+            var = self.lookup(name)
+            if var is not None and var.varying:
+                return True
+        return False
+
+    def index_of(self, node: tree_sitter.Node | None) -> sympy.Expr | None:
+        """`value` with loop counters as the traffic model's loop dims."""
+        if self.index_mode:
+            return self.value(node)
+        self.index_mode = True
+        try:
+            return self.value(node)
+        finally:
+            self.index_mode = False
 
     def record_access(
         self, key: tuple, size: int, read: bool, write: bool, names: set[str]
-    ) -> None:
-        """First read of an element is a load, a write a store (once), a read after either free."""
+    ) -> tuple[str, ...]:
+        """First read of an element is a load, a write a store (once), a read after either free.
+        Returns the kinds ("load", "store") counted now."""
         space, key_ctx = key[0], key[-1]
         state = self.access_state.setdefault(key, set())
         prefix = "shared_" if space == "shared" else ""
         sharing = f"bytes_{self.sharing(names)}"
         todo = (("load", read, not state), ("store", write, "store" not in state))
+        counted: list[str] = []
         for kind, wanted, fresh in todo:
             if not (wanted and fresh):
                 continue
+            counted.append(kind)
+            if not prefix:
+                self.note_traffic(key, size, kind == "store")
             self.add(f"{prefix}{kind}_bytes", size, key_ctx)
             if not prefix:
                 self.add(f"{kind}s", 1, key_ctx)
@@ -560,6 +666,21 @@ class KernelCounter:
                 if self.rare_depth:
                     self.add("bytes_rare", size, key_ctx)
             state.add(kind)
+        return tuple(counted)
+
+    def note_traffic(self, key: tuple, size: object, store: bool) -> None:
+        """A distinct global access for the traffic model; where `place` did not say where
+        it falls (copies, members through `this`), its place is unknown (T2)."""
+        width = size if isinstance(size, int) else as_integer(size)
+        if self.placing is not None:
+            array, index, unit, line = self.placing
+        else:
+            array, index, unit, line = str(key[1]), None, 1, 0
+        if not isinstance(width, int):
+            index = None  # a copy of symbolic size: charged as the per-thread count (T6)
+        self.accesses.append(
+            Access(array, index, unit, width, store, self.nest_trips(key[-1]), line)
+        )
 
     def _is_loaded(self, node: tree_sitter.Node) -> bool:
         stack = [node]
@@ -786,9 +907,15 @@ class KernelCounter:
         key_ctx = self.hoisted_key(names)
         self.arrays.add(alias)
         self.array_indices[(alias, key_ctx)].add("0." + node_text(member))
-        self.record_access(
-            (space, alias, "0." + node_text(member), key_ctx), size, read, write, names
-        )
+        if space == "global":
+            unit = max(size, base_type.deref().element_bytes)
+            self.placing = self.place(arg, [], alias, unit, arg)
+        try:
+            self.record_access(
+                (space, alias, "0." + node_text(member), key_ctx), size, read, write, names
+            )
+        finally:
+            self.placing = None
         return member_type
 
     def _e_subscript_expression(self, node: tree_sitter.Node) -> CType:
@@ -916,8 +1043,19 @@ class KernelCounter:
             var.value = self.value(right) if integral else None
             var.loaded = self._is_loaded(right) if right is not None and integral else False
             var.deps = frozenset(self.identifiers([right])) if right is not None else frozenset()
+            var.index_value = None
+            var.varying = False
+            if integral and right is not None and self.any_varying(var.deps):
+                var.varying = True
+                var.index_value = self.index_of(right)
+            elif var.points_into is not None or (var.space == "global" and var.type.pointer):
+                var.points_into = self.pointer_target(right) if right is not None else None
         else:
             var.value = None
+            var.index_value = None
+            var.varying = var.varying or bool(self.frames)  # `i += s` in a loop
+            if var.points_into is not None:
+                var.points_into = (var.points_into[0], None)  # `p += s`: somewhere in the array
 
     def _e_call_expression(self, node: tree_sitter.Node) -> CType:
         fn_node = node.child_by_field_name("function")
@@ -1222,9 +1360,14 @@ class KernelCounter:
                 " ".join(node_text(index).split()) if index is not None else "0",
                 key_ctx,
             )
-            self.record_access(
-                key, element.element_bytes, read, write, self.identifiers(idx_nodes) | names
-            )
+            if space == "global":
+                self.placing = self.place(base, idx_nodes, alias, element.element_bytes, node)
+            try:
+                self.record_access(
+                    key, element.element_bytes, read, write, self.identifiers(idx_nodes) | names
+                )
+            finally:
+                self.placing = None
         return element
 
     def inline(
@@ -1299,6 +1442,8 @@ class KernelCounter:
                     deps=deps,
                     alias=alias,
                 )
+                if ptype.pointer and space == "global" and arg is not None:
+                    scope[param.name].points_into = self.pointer_target(arg)
                 if param.type.endswith("&") and not ptype.pointer:
                     scope[param.name] = Var(ptype, space="scalar", value=self.value(arg), deps=deps)
             else:
@@ -1308,6 +1453,9 @@ class KernelCounter:
                     deps=deps,
                     loaded=self._is_loaded(arg) if arg is not None else False,
                 )
+                if arg is not None and self.any_varying(deps):
+                    scope[param.name].varying = True
+                    scope[param.name].index_value = self.index_of(arg)
         members = self.bind_members(callee, obj, fn_node)
         saved_scopes = self.scopes
         self.scopes = [*self.scopes[:1], {**members, **scope}]
@@ -1615,7 +1763,63 @@ class KernelCounter:
             deps = (
                 frozenset(self.identifiers([value_node])) if value_node is not None else frozenset()
             )
-            self.declare(name, Var(t, space=space, value=value, deps=deps, loaded=loaded))
+            var = Var(t, space=space, value=value, deps=deps, loaded=loaded)
+            if value_node is not None and integral and self.any_varying(deps):
+                var.varying = True
+                var.index_value = self.index_of(value_node)
+            elif value_node is not None and space == "global" and t.pointer:
+                var.points_into = self.pointer_target(value_node)
+            self.declare(name, var)
+
+    def pointer_target(self, value_node: tree_sitter.Node) -> tuple[str, sympy.Expr | None] | None:
+        """`a + off` / `&a[off]` / `(T*)((char*)a + off)` / `b` (itself pointing into `a`):
+        (a, the offset in bytes) for the traffic model; None when not of those forms."""
+        node = _uncast(value_node)
+        offset: sympy.Expr | None = sympy.Integer(0)
+        if node.type == "binary_expression" and operator(node) in ("+", "-"):
+            right = node.child_by_field_name("right")
+            left = node.child_by_field_name("left")
+            if left is None:
+                return None
+            step = self.expr_type_only_pointer(left)
+            offset = self.index_of(right)
+            if offset is not None:
+                offset = offset * step * (-1 if operator(node) == "-" else 1)
+            node = _uncast(left)
+        elif node.type == "pointer_expression" and operator(node) == "&":
+            inner = node.child_by_field_name("argument")
+            if inner is None or inner.type != "subscript_expression":
+                return None
+            node, indices = self.base_of(inner)
+            offset = self.index_of(indices[0]) if len(indices) == 1 else None
+            if offset is not None:
+                offset = offset * self.expr_type_only_pointer(node)
+        if node is None or node.type != "identifier":
+            return None
+        var = self.lookup(node_text(node)) or self.global_var(node_text(node))
+        if var is None or not var.type.pointer:
+            return None
+        if var.points_into is not None:
+            array, base_offset = var.points_into
+            total = None if base_offset is None or offset is None else base_offset + offset
+            return array, total
+        return (var.alias or node_text(node)), offset
+
+    def expr_type_only_pointer(self, node: tree_sitter.Node) -> int:
+        """Bytes one step of pointer arithmetic on `node` moves: its element's size, or 1
+        for a cast to a char pointer."""
+        while node.type == "parenthesized_expression" and node.named_children:
+            node = node.named_children[0]
+        if node.type == "cast_expression":
+            type_node = node.child_by_field_name("type")
+            if type_node is not None:
+                t = self.types.parse(node_text(type_node).replace(" ", ""))
+                return max(1, t.deref().element_bytes) if t.pointer else 1
+        if node.type == "identifier":
+            var = self.lookup(node_text(node)) or self.global_var(node_text(node))
+            if var is not None and var.type.pointer:
+                return max(1, var.type.deref().element_bytes)
+        return 1
 
     def pointer_space(self, value_node: tree_sitter.Node | None) -> str:
         """A local pointer lives where its initialiser points: `float* row = A + i*n` is global."""
@@ -1789,11 +1993,33 @@ class KernelCounter:
                         existing.loaded = False
                 self.expr(node.child_by_field_name("condition"))
                 self.expr(node.child_by_field_name("update"))
+                counter = self.lookup(var) if var is not None else None
+                if counter is not None:  # after the update, whose `i += s` forgets it
+                    counter.index_value = self.loop_dim(node, var, trip, "loop")
+                    counter.varying = True
                 self.stmt(node.child_by_field_name("body"))
             finally:
                 self.pop_frame(frame)
         finally:
             self.scopes.pop()
+
+    def loop_dim(
+        self, node: tree_sitter.Node, var: str, trip: sympy.Expr, role: str
+    ) -> sympy.Expr | None:
+        """A counted loop's counter over the traffic model's dims: start + step * d, with
+        d a new dim 0 .. trip-1 (T2); None for loops not of that form."""
+        init = node.child_by_field_name("initializer")
+        update = node.child_by_field_name("update")
+        start_node = _init_value(init)
+        step = self.loop_step(update, var) if update is not None else None
+        if start_node is None or step is None or step[0] != "add":
+            return None
+        start = self.index_of(start_node)
+        if start is None:
+            return None
+        dim = position_symbol(f"{role}_{len(self.dims)}")
+        self.dims.append(Dim(dim, trip, role))
+        return start + step[1] * dim
 
     def _s_for_range_loop(self, node: tree_sitter.Node) -> None:
         self.scopes.append({})
@@ -1967,6 +2193,36 @@ def method_class(callee) -> tuple[str, list[str]] | None:
         owner_text = callee.name.rsplit("::", 1)[0].split("::")[-1]
         return owner_text.split("<")[0].strip(), list(callee.template_params)
     return None
+
+
+_AMBIGUOUS = object()  # `_value_tree`: a `(name) + x` read as a cast; see value_unambiguous
+_PARENTHESIZED_NAME = re.compile(r"\(\s*([A-Za-z_]\w*)\s*\)")
+
+
+def _uncast(node: tree_sitter.Node) -> tree_sitter.Node:
+    """The operand under parentheses and casts."""
+    while node.type in ("parenthesized_expression", "cast_expression") and node.named_children:
+        node = node.child_by_field_name("value") or node.named_children[-1]
+    return node
+
+
+def _init_value(init: tree_sitter.Node | None) -> tree_sitter.Node | None:
+    """The start value of a `for` initialiser (`int i = s` or `i = s`)."""
+    if init is None:
+        return None
+    if init.type == "declaration":
+        for decl in init.children_by_field_name("declarator"):
+            if decl.type == "init_declarator":
+                return decl.child_by_field_name("value")
+        return None
+    if init.type == "assignment_expression":
+        return init.child_by_field_name("right")
+    return None
+
+
+def as_integer(value: object) -> object:
+    """A sympy Integer as int; anything else as it is."""
+    return int(value) if isinstance(value, sympy.Integer) else value
 
 
 def _unparenthesized(node: tree_sitter.Node) -> tree_sitter.Node:

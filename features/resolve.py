@@ -15,6 +15,7 @@ from roofcast.analyzer.hostvalues import exe_arg_values
 from roofcast.features.cvalue import is_type_name, parse_value
 from roofcast.features.numeric import NotNumeric, evaluate
 from roofcast.features.symbolic import symbol
+from roofcast.features.traffic import LaunchTraffic, launch_traffic, machine_of
 from roofcast.features.vector import STRUCTURE_FIELDS, FeatureVector
 
 DEFAULT_SYMBOL_VALUE = 1024
@@ -156,6 +157,17 @@ class ResolvedCounts:
     structure: dict[str, float] = field(default_factory=dict)
     #: count -> its value before clamping at +-MAX_COUNT (a runaway product)
     clamped: dict[str, float] = field(default_factory=dict)
+    #: the launch's DRAM traffic (features/traffic.py), when a GPU was given and it is known
+    dram: LaunchTraffic | None = None
+    #: which bytes the intensities divide by: "launch" (dram / threads) or "per-thread"
+    traffic: str = "per-thread"
+
+    @property
+    def dram_bytes_per_thread(self) -> float:
+        """The bytes one thread's share of the launch moves to or from DRAM."""
+        if self.traffic == "launch" and self.dram is not None and self.threads > 0:
+            return self.dram.total / self.threads
+        return self.bytes
 
     @property
     def bytes(self) -> float:
@@ -167,7 +179,7 @@ class ResolvedCounts:
 
     @property
     def intensities(self) -> dict[str, float]:
-        total = self.bytes
+        total = self.dram_bytes_per_thread
         out = {}
         for cls in CLASSES:
             ops = self.flops.get(cls, 0.0)
@@ -246,9 +258,15 @@ def launch_bindings(
 
 
 def resolve_counts(
-    fv: FeatureVector, defines: Mapping[str, str] | None = None, context=None
+    fv: FeatureVector,
+    defines: Mapping[str, str] | None = None,
+    context=None,
+    gpu=None,
+    traffic: str = "launch",
 ) -> ResolvedCounts:
-    """User bindings first, then the launch (blockDim/gridDim), then documented defaults."""
+    """User bindings first, then the launch (blockDim/gridDim), then documented defaults.
+    With a `gpu`, the launch's DRAM traffic too; `traffic` says which bytes the intensities
+    use ("launch": that model's, "per-thread": every thread's first touches)."""
     values = numeric_bindings(defines or {})
     if context is not None:
         for k, v in launch_bindings(context.block, context.grid).items():
@@ -298,6 +316,7 @@ def resolve_counts(
     symbolic = {k: e for k, e in partial.items() if e.free_symbols and k in _SHOWN_SYMBOLIC}
     numbers = {k: _evaluated(e, everything, k, clamped) for k, e in exprs.items()}
     special = {k.split(":", 1)[1]: v for k, v in numbers.items() if k.startswith("special:")}
+    dram = _launch_traffic(fv, everything, numbers["threads"], gpu) if gpu is not None else None
     return ResolvedCounts(
         flops={
             "sp": numbers["flops_sp"],
@@ -322,6 +341,37 @@ def resolve_counts(
         },
         structure={**{k: numbers[k] for k in STRUCTURE_FIELDS}, "footprint": footprint},
         clamped=clamped,
+        dram=dram,
+        traffic=traffic if dram is not None else "per-thread",
+    )
+
+
+def _launch_traffic(
+    fv: FeatureVector, values: Mapping[str, float], threads: float, gpu
+) -> LaunchTraffic | None:
+    """The traffic model on the kernel's accesses, every name bound as the counts are
+    (names only an index uses get their documented defaults too)."""
+    if not fv.accesses:
+        return None
+    dims = {d.symbol for d in fv.dims}
+    names: set[str] = set()
+    for access in fv.accesses:
+        for expr in (access.index, access.repeats, access.width):
+            if isinstance(expr, sympy.Basic) and not expr.is_Number:
+                names |= {s.name for s in expr.free_symbols if s not in dims}
+    for dim in fv.dims:
+        names |= {s.name for s in dim.extent.free_symbols}
+    bound = dict(values)
+    for name in names - bound.keys():
+        bound[name] = default_for(name)
+    block = [bound.get(f"blockDim_{axis}", 1) for axis in "xyz"]
+    return launch_traffic(
+        fv.accesses,
+        fv.dims,
+        bound,
+        threads,
+        machine_of(gpu),
+        block_threads=float(math.prod(block)) if fv.work_items is None else None,
     )
 
 

@@ -98,6 +98,10 @@ class FeatureVector:
     unparsed_regions: int = 0
     symbols: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
+    #: the traffic model's input (features/traffic.py): distinct global accesses with their
+    #: index over `dims` (thread/block positions, loop counters, work-shared iterations)
+    accesses: list = field(default_factory=list)
+    dims: list = field(default_factory=list)
     #: why the counts are approximate (nesting or work limits, docs/counting.md N2-N4, B1)
     warnings: list[str] = field(default_factory=list)
 

@@ -56,6 +56,9 @@ class KernelResult:
             "flops_per_thread": r.flops_json(),
             "special_per_thread": r.special_json(),
             "bytes_per_thread": r.bytes_json(),
+            # the launch's DRAM traffic (docs/counting.md T1-T7), when the model could run
+            "dram_bytes": r.dram.to_json() if r.dram is not None else None,
+            "traffic_model": r.traffic,
             "arithmetic_intensity": r.intensity_json(),
             "bound": self.verdict.bound if self.verdict else "unknown",
             "reason": self.verdict.reason if self.verdict else "",
@@ -106,11 +109,12 @@ def analyze_kernels(
     defines: Mapping[str, str] | None = None,
     predictor: Predictor | None = None,
     context: LaunchContext | None = None,
+    traffic: str = "launch",
 ) -> list[KernelResult]:
     """Count, resolve and predict for kernels already discovered."""
     from roofcast.predictors import default_predictor
 
-    results = count_kernels(kernels, defines, context)
+    results = count_kernels(kernels, defines, context, gpu, traffic)
     predict_verdicts(results, gpu, predictor or default_predictor(), context)
     return results
 
@@ -119,6 +123,8 @@ def count_kernels(
     kernels: Iterable[KernelIR],
     defines: Mapping[str, str] | None = None,
     context: LaunchContext | None = None,
+    gpu: GPU | None = None,
+    traffic: str = "launch",
 ) -> list[KernelResult]:
     """Count and resolve, without verdicts (`predict_verdicts` gives them). A kernel's
     compile command's -D (`build_defines`) are bound too, under `defines`."""
@@ -126,7 +132,7 @@ def count_kernels(
     for ir in kernels:
         bound = {**ir.build_defines, **(defines or {})}
         features = count_features(ir, bound)
-        resolved = resolve_counts(features, bound, context)
+        resolved = resolve_counts(features, bound, context, gpu, traffic)
         results.append(KernelResult(ir=ir, features=features, resolved=resolved))
     return results
 
@@ -159,6 +165,7 @@ def analyze_paths(
     undefines: frozenset[str] = frozenset(),
     include_dirs: Sequence[Path] = (),
     database: CompileDatabase | None = None,
+    traffic: str = "launch",
 ) -> AnalysisReport:
     """The whole `analyze` job on files or folders.
 
@@ -183,7 +190,14 @@ def analyze_paths(
         groups = independent_groups(files, roots, unit_dirs)
         defined = {k: v for k, v in (defines or {}).items() if k not in undefines}
         job = _GroupJob(
-            roots, gpu, defined, predictor or default_predictor(), context, undefines, database
+            roots,
+            gpu,
+            defined,
+            predictor or default_predictor(),
+            context,
+            undefines,
+            database,
+            traffic,
         )
         workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
         if workers > 1:
@@ -254,6 +268,7 @@ class _GroupJob:
     context: LaunchContext | None
     undefines: frozenset[str] = frozenset()
     database: CompileDatabase | None = None
+    traffic: str = "launch"  # which DRAM bytes the intensities use (features/traffic.py)
 
     def __call__(self, files: list[Path]) -> _Outcome:
         """The group's results, without verdicts: `judge` gives those for many groups at once.
@@ -265,7 +280,7 @@ class _GroupJob:
             bound = {**ir.build_defines, **self.defines}  # the compile command's -D, under ours
             try:
                 features = count_features(ir, bound)
-                resolved = resolve_counts(features, bound, self.context)
+                resolved = resolve_counts(features, bound, self.context, self.gpu, self.traffic)
             except Exception as exc:  # noqa: BLE001 - reported, see above
                 problems.append(FileProblem(ir.file, f"{_kernel(ir)} not analysed: {_error(exc)}"))
                 continue

@@ -15,6 +15,8 @@ from roofcast.cli.errors import EXIT_RUNTIME, EXIT_USAGE, fail
 from roofcast.cli.options import (
     CompileCommandsOpt,
     IncludeOpt,
+    Traffic,
+    TrafficOpt,
     UndefineOpt,
     VersionOpt,
     database_notes,
@@ -51,6 +53,7 @@ def analyze(
     undefine: UndefineOpt = None,
     include_dir: IncludeOpt = None,
     compile_commands: CompileCommandsOpt = None,
+    traffic: TrafficOpt = Traffic.launch,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     predictor: Annotated[
         str | None,
@@ -125,6 +128,7 @@ def analyze(
                 undefines=undefines,
                 include_dirs=include_dirs,
                 database=database,
+                traffic=traffic.value,
             )
     except SourceError as exc:
         fail(str(exc))

@@ -22,6 +22,8 @@ from roofcast.cli.options import (
     ReplayOpt,
     SourcesOpt,
     StoreOpt,
+    Traffic,
+    TrafficOpt,
     UndefineOpt,
 )
 from roofcast.cli.outputs import output_file, output_folder, write_text, writing
@@ -150,6 +152,7 @@ def evaluate(
     undefine: UndefineOpt = None,
     include_dir: IncludeOpt = None,
     compile_commands: CompileCommandsOpt = None,
+    traffic: TrafficOpt = Traffic.launch,
     limit: LimitOpt = None,
     balanced: Annotated[
         bool,
@@ -251,10 +254,20 @@ def evaluate(
         sources, defines, undefines=undefines, include_dirs=include_dirs, database=database
     )
     database_warnings(index.database, len(database.warnings) if database else 0)
+    from roofcast.evaluation.runner import BuildFlags
+
     result = run_evaluation(
-        rows, index, target_gpu, chosen, progress=not quiet, kernel_timeout=kernel_timeout
+        rows,
+        index,
+        target_gpu,
+        chosen,
+        progress=not quiet,
+        kernel_timeout=kernel_timeout,
+        build=BuildFlags(traffic=traffic.value),
     )
+    summary_traffic = traffic.value
     summary = result.to_json()
+    summary["traffic"] = summary_traffic
     if index.database is not None:
         summary["compile_commands"] = index.database.to_json()
     if balanced:

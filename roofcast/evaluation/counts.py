@@ -37,7 +37,7 @@ def per_thread(result: KernelResult) -> dict[str, float | None]:
         "dp_flops": _number(r.flops.get("dp")),
         "hp_flops": _number(r.flops.get("hp")),
         "int_ops": _number(r.flops.get("int")),
-        "dram_bytes": _number(r.load_bytes + r.store_bytes),
+        "dram_bytes": _number(r.dram_bytes_per_thread),
     }
 
 

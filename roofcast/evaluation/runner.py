@@ -64,11 +64,13 @@ def time_limit(seconds: float | None) -> Iterator[None]:
 @dataclass(frozen=True)
 class BuildFlags:
     """How the sources are preprocessed besides -D: the command line's -U and -I, and a
-    compile database (compile_commands.json) giving each file its own flags."""
+    compile database (compile_commands.json) giving each file its own flags; and which
+    DRAM traffic model the intensities use (`--traffic`)."""
 
     undefines: frozenset[str] = frozenset()
     include_dirs: tuple[Path, ...] = ()
     database: CompileDatabase | None = None
+    traffic: str = "launch"
 
 
 class NoPrediction:
@@ -161,6 +163,7 @@ def analyze_rows(
             database=build.database,
         )
     chosen: Predictor = predictor or NoPrediction()
+    traffic = build.traffic if build is not None else "launch"
     outcomes: list[RowOutcome] = []
     cache: dict[tuple, tuple[KernelResult | None, str]] = {}
     with _progress(progress) as bar:
@@ -183,7 +186,7 @@ def analyze_rows(
                 start = time.perf_counter()
                 if key not in cache:
                     cache[key] = _analyze_one(
-                        analyze_kernels, match, row_defines, gpu, chosen, kernel_timeout
+                        analyze_kernels, match, row_defines, gpu, chosen, kernel_timeout, traffic
                     )
                 outcome.result, outcome.error = cache[key]
                 outcome.seconds = time.perf_counter() - start
@@ -201,13 +204,16 @@ def _analyze_one(
     gpu: GPU,
     predictor: Predictor,
     timeout: float | None,
+    traffic: str = "launch",
 ) -> tuple[KernelResult | None, str]:
     """Count (under the time limit), then predict (no limit: an LLM may be slow)."""
     assert match.kernel is not None
     context = launch_context(match.row)
     try:
         with time_limit(timeout):
-            results = analyze_kernels([match.kernel], gpu, defines, NoPrediction(), context)
+            results = analyze_kernels(
+                [match.kernel], gpu, defines, NoPrediction(), context, traffic=traffic
+            )
     except Exception as exc:  # one kernel's failure is a scored miss, never a crash
         return None, _one_line(exc)
     if not results:
