@@ -16,6 +16,7 @@ from roofcast.features.cvalue import is_type_name, parse_value
 from roofcast.features.numeric import NotNumeric, evaluate
 from roofcast.features.symbolic import symbol
 from roofcast.features.vector import STRUCTURE_FIELDS, FeatureVector
+from roofcast.gpu_specs.opclasses import CLASSES, PRECISIONS
 
 DEFAULT_SYMBOL_VALUE = 1024
 DEFAULT_TRIP_COUNT = 16
@@ -27,7 +28,6 @@ DEFAULT_LAUNCH = {
     "gridDim_y": 1,
     "gridDim_z": 1,
 }
-CLASSES = ("sp", "dp", "hp", "int")
 
 
 def default_for(name: str) -> int:
@@ -264,7 +264,7 @@ def resolve_counts(
             number = _number(bound, f"host value of {name}", clamped)
             if number > 0:
                 values[name] = number
-    exprs: dict[str, sympy.Expr] = {f"flops_{c}": fv.flops_total(c) for c in ("sp", "dp", "hp")}
+    exprs: dict[str, sympy.Expr] = {f"flops_{c}": fv.flops_total(c) for c in PRECISIONS}
     exprs["flops_int"] = fv.int_ops
     exprs["load_bytes"] = fv.load_bytes
     exprs["store_bytes"] = fv.store_bytes

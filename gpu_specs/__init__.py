@@ -3,6 +3,7 @@
 Balance point of a class = peak ops/s of that class / DRAM bytes/s (an FMA counts 2 ops),
 the same definition the Nsight Compute roofline and the gpuFLOPBench labels use.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -16,9 +17,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-#: Operation classes of the roofline, in report order; lane keys in the TOML files.
-CLASSES: tuple[str, ...] = ("sp", "dp", "hp", "int")
-_LANE_KEY = {"sp": "fp32", "dp": "fp64", "hp": "fp16", "int": "int32"}
+from roofcast.gpu_specs.opclasses import CLASSES, LANE_KEYS
+
+__all__ = ["CLASSES", "GPU", "UnknownGPUError", "list_gpus", "load_gpu"]
 
 
 class UnknownGPUError(ValueError):
@@ -65,7 +66,7 @@ class GPU:
             if cls in self.peak_override_tops:
                 out[cls] = self.peak_override_tops[cls] * 1e12
                 continue
-            lanes = self.lanes_per_sm.get(_LANE_KEY[cls])
+            lanes = self.lanes_per_sm.get(LANE_KEYS[cls])
             if lanes:
                 out[cls] = lanes * self.sms * self.clock_ghz * 1e9 * 2
         return out

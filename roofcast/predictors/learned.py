@@ -26,14 +26,16 @@ from pathlib import Path
 import numpy as np
 
 from roofcast.gpu_specs import GPU
+from roofcast.gpu_specs.opclasses import LABEL_CLASSES, RULE_CLASSES
 from roofcast.predictors.base import LaunchContext, Verdict
 from roofcast.predictors.calibration import Calibration
 from roofcast.predictors.forest import Forest
 from roofcast.predictors.learned_features import EPS_AI, FEATURE_NAMES, kernel_features
-from roofcast.predictors.roofline import RULE_CLASSES, roofline_verdict
+from roofcast.predictors.roofline import roofline_verdict
 
 MODEL_FORMAT = 2
-MODEL_CLASSES = ("sp", "dp", "int")
+#: the classes the model predicts an intensity for, in its files' order
+MODEL_CLASSES = LABEL_CLASSES
 DEFAULT_MODEL = "baseline.json.gz"
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 from roofcast.gpu_specs import GPU
+from roofcast.gpu_specs.opclasses import RULE_CLASSES
 from roofcast.predictors.base import LaunchContext, Verdict
 
 _UNITS = {"sp": "FLOP/B", "dp": "FLOP/B", "hp": "FLOP/B", "int": "op/B"}
 _LABEL = {"sp": "SP", "dp": "DP", "hp": "HP", "int": "INT"}
-RULE_CLASSES = ("sp", "dp", "int", "hp")
 
 
 def roofline_verdict(
