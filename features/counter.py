@@ -55,6 +55,7 @@ from roofcast.features.symbolic import (
     zero_thread_position,
 )
 from roofcast.features.vector import FeatureVector
+from roofcast.gpu_specs.opclasses import PRECISION_BYTES
 
 _CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast", "dynamic_cast"})
 
@@ -977,16 +978,16 @@ class KernelCounter:
             kind, forced = mf.SPECIAL[bare]
             precision = forced or (widest.kind if widest.is_float else "dp")
             self.add_special(kind, precision)
-            return CType(precision, {"hp": 2, "sp": 4, "dp": 8}.get(precision, 4))
+            return CType(precision, PRECISION_BYTES.get(precision, 4))
         if bare in mf.FMA:
             forced, lanes = mf.FMA[bare]
             precision = forced or (widest.kind if widest.is_float else "dp")
             self.add_flops(precision, 2 * lanes)
-            return CType(precision, {"hp": 2, "sp": 4, "dp": 8}[precision], lanes)
+            return CType(precision, PRECISION_BYTES[precision], lanes)
         if bare in mf.BASIC:
             precision, lanes = mf.BASIC[bare]
             self.add_flops(precision, lanes)
-            return CType(precision, {"hp": 2, "sp": 4, "dp": 8}[precision], lanes)
+            return CType(precision, PRECISION_BYTES[precision], lanes)
         if bare in mf.INT_INTRINSICS:
             self.add("int_ops")
             return INT
@@ -996,39 +997,14 @@ class KernelCounter:
             return widest
         if bare in mf.FREE:
             return widest
-        if bare.startswith(
-            (
-                "__shfl",
-                "__ballot",
-                "__any",
-                "__all",
-                "__activemask",
-                "__float2",
-                "__int2",
-                "__half2float",
-                "__double2",
-                "__uint2",
-                "__ll2",
-                "__float_as",
-                "__int_as",
-                "__longlong_as",
-                "__double_as",
-                "make_",
-                "static_cast",
-                "__threadfence",
-                "printf",
-                "assert",
-            )
-        ):
-            if bare.startswith("make_"):
-                return self.types.parse(bare[len("make_") :])
-            if bare.startswith(("__half2float", "__int2float", "__uint2float", "__double2float")):
-                return FLOAT
-            if bare.startswith(("__float2half",)):
-                return CType("hp", 2)
-            if bare.startswith(("__int2double", "__float2double")):
-                return DOUBLE
-            return first if bare.startswith("__shfl") else UNKNOWN
+        prefixed = mf.prefix_result(bare)  # shuffles, votes, conversions, make_float4, ...
+        if prefixed is not None:
+            prefix, result = prefixed
+            if result == "named":
+                return self.types.parse(bare[len(prefix) :])
+            if result in PRECISION_BYTES:
+                return CType(result, PRECISION_BYTES[result])
+            return first if result == "first" else UNKNOWN
         if self.ctx is not None:
             functor = self.functor_operator(fn_node) if obj is None else None
             if functor is not None:  # `f(x)` with `F f` a class: its operator()

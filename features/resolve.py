@@ -246,9 +246,14 @@ def launch_bindings(
 
 
 def resolve_counts(
-    fv: FeatureVector, defines: Mapping[str, str] | None = None, context=None
+    fv: FeatureVector,
+    defines: Mapping[str, str] | None = None,
+    context=None,
+    special_weights: Mapping[str, Mapping[str, int]] | None = None,
 ) -> ResolvedCounts:
-    """User bindings first, then the launch (blockDim/gridDim), then documented defaults."""
+    """User bindings first, then the launch (blockDim/gridDim), then documented defaults.
+    Special functions weigh `special_weights` FLOPs per call (a GPU's, `special_costs`),
+    the catalogue's by default."""
     values = numeric_bindings(defines or {})
     if context is not None:
         for k, v in launch_bindings(context.block, context.grid).items():
@@ -264,7 +269,9 @@ def resolve_counts(
             number = _number(bound, f"host value of {name}", clamped)
             if number > 0:
                 values[name] = number
-    exprs: dict[str, sympy.Expr] = {f"flops_{c}": fv.flops_total(c) for c in PRECISIONS}
+    exprs: dict[str, sympy.Expr] = {
+        f"flops_{c}": fv.flops_total(c, special_weights) for c in PRECISIONS
+    }
     exprs["flops_int"] = fv.int_ops
     exprs["load_bytes"] = fv.load_bytes
     exprs["store_bytes"] = fv.store_bytes
