@@ -207,7 +207,7 @@ class KernelCounter:
             yield
         except WorkBudgetExceeded:
             self.fv.warnings.append(
-                f"too complex (more than {self.budget} statements and expressions to walk):"
+                f"too complex (more than {self.budget} statements and expressions to walk) [B1]:"
                 " approximated, counts cover the part walked"
             )
 
@@ -219,7 +219,9 @@ class KernelCounter:
         self.warned.add(rule)
         if not isinstance(where, str):
             where = f"at line {where.start_point[0] + 1 + self.line_offset}"
-        self.fv.warnings.append(f"nesting deeper than {limit} {where}: approximated ({how})")
+        self.fv.warnings.append(
+            f"nesting deeper than {limit} {where} [{rule.split()[0]}]: approximated ({how})"
+        )
 
     # ---------------------------------------------------------------- tallies
     @property
@@ -1041,7 +1043,7 @@ class KernelCounter:
             nbytes = nbytes * element.element_bytes
         if nbytes is None:
             nbytes = sympy.Integer(self.types.parse("float").element_bytes)
-            self.fv.notes.append(f"{name}: size not known, one 4-byte element counted")
+            self.fv.notes.append(f"{name}: size not known, one 4-byte element counted [A1]")
         self.address_access(src, nbytes / share, read=True, write=False)
         self.address_access(dst, nbytes / share, read=False, write=True)
         return UNKNOWN
@@ -1141,7 +1143,7 @@ class KernelCounter:
             )
             if size is None:
                 size = sympy.Integer(16)
-                self.fv.notes.append("cp.async: size operand not known, 16 bytes counted")
+                self.fv.notes.append("cp.async: size operand not known, 16 bytes counted [A1]")
             if copy.src_operand < len(operands):
                 self.address_access(operands[copy.src_operand], size, read=True, write=False)
             line = node.start_point[0] + 1

@@ -199,12 +199,14 @@ class ResolvedCounts:
         """One line per count that had to be clamped, naming it and the value used."""
         below = [f"{key} {value:.3g}" for key, value in sorted(self.clamped.items()) if value < 0]
         lines = [
-            f"{key} is {value:.3g}, beyond {MAX_COUNT:g}: {MAX_COUNT:g} used"
+            f"{key} is {value:.3g}, beyond {MAX_COUNT:g}: {MAX_COUNT:g} used [D3]"
             for key, value in sorted(self.clamped.items())
             if not value < 0
         ]
         if below:
-            lines.append(f"counts below 0 ({', '.join(below)}): 0 used, as a loop runs no times")
+            lines.append(
+                f"counts below 0 ({', '.join(below)}): 0 used, as a loop runs no times [D3]"
+            )
         return lines
 
     def threads_json(self) -> float:
