@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, partial
+from typing import Any, cast
 
 import sympy
 import tree_sitter
@@ -91,7 +92,7 @@ _ASSIGN_OPS = {
     "|=": "|",
     "^=": "^",
 }
-_MISSING = object()
+_MISSING: Any = object()
 _ASSIGNED = NodeCache()  # loop or body node -> names assigned in it
 _FLOAT_LITERAL = re.compile(r"^[0-9.]*([0-9]\.|\.[0-9]|[eE][+-]?[0-9])")
 
@@ -445,7 +446,7 @@ class KernelCounter:
                     indices[:0] = list(idx.named_children)
                 else:
                     indices.insert(0, idx)
-            node = node.child_by_field_name("argument")
+            node = cast(tree_sitter.Node, node.child_by_field_name("argument"))
         while node.type == "parenthesized_expression" and node.named_children:
             node = node.named_children[0]
         return node, indices
@@ -491,6 +492,7 @@ class KernelCounter:
         self, node: tree_sitter.Node, read: bool, write: bool, member: str | None = None
     ) -> CType:
         """Count a subscript / dereference access; returns the element type."""
+        base: tree_sitter.Node | None
         if node.type == "subscript_expression":
             base, indices = self.base_of(node)
         elif node.type == "pointer_expression":
@@ -509,7 +511,7 @@ class KernelCounter:
                 if base_t is not None and base_t.pointer:
                     self.expr(right)
                     self.add("int_ops", 1)
-                    indices = [right]
+                    indices = [cast(tree_sitter.Node, right)]
                     base = left
         else:
             return UNKNOWN
@@ -897,7 +899,8 @@ class KernelCounter:
             arg = node.child_by_field_name("argument")
             member = node.child_by_field_name("field")
             if arg is not None and arg.type == "subscript_expression":
-                return self.memory_access(arg, read=read, write=True, member=node_text(member))
+                field = node_text(cast(tree_sitter.Node, member))
+                return self.memory_access(arg, read=read, write=True, member=field)
             through = self.member_through_pointer(node, read=read, write=True)
             return through if through is not None else self.expr(node)
         if node.type == "parenthesized_expression" and node.named_children:
@@ -1026,6 +1029,7 @@ class KernelCounter:
             return UNKNOWN
         share: sympy.Expr = sympy.Integer(1)
         element: CType | None = None  # sizes are in bytes but for the element-count form
+        size: tree_sitter.Node | None
         if types[0].pointer or name.endswith("__pipeline_memcpy_async"):
             dst, src, size = args[0], args[1], args[2]
         else:
@@ -1073,7 +1077,7 @@ class KernelCounter:
         names = names | self.identifiers([ptr])
         key = (space, alias, "@" + " ".join(node_text(ptr).split()), self.hoisted_key(names))
         self.arrays.add(alias)
-        self.record_access(key, nbytes, read, write, names)  # type: ignore[arg-type]
+        self.record_access(key, nbytes, read, write, names)
 
     def wmma(self, bare: str, args: list[tree_sitter.Node]) -> bool:
         """Warp matrix operations on `wmma::fragment`s, each thread's share of the warp's:
@@ -1185,7 +1189,8 @@ class KernelCounter:
         """`p + i` used as an address (in __ldg(p + i))."""
         base, index = node, None
         if node.type == "binary_expression" and operator(node) == "+":
-            base, index = node.child_by_field_name("left"), node.child_by_field_name("right")
+            base = cast(tree_sitter.Node, node.child_by_field_name("left"))
+            index = node.child_by_field_name("right")
         if index is not None:
             self.expr(index)
             self.add("int_ops")
@@ -1613,7 +1618,12 @@ class KernelCounter:
             if n.type == "pointer_expression" and operator(n) == "&":
                 target = n.child_by_field_name("argument")
                 var = self.lookup(node_text(target)) if target is not None else None
-                if var is not None and target.type == "identifier" and not var.type.pointer:
+                if (
+                    var is not None
+                    and target is not None
+                    and target.type == "identifier"
+                    and not var.type.pointer
+                ):
                     # `&local`: the address of a variable of this thread
                     return var.space if var.space in ("global", "shared") else "local"
             if n.type in ("call_expression",):
@@ -1832,7 +1842,8 @@ class KernelCounter:
             for decl in init.children_by_field_name("declarator"):
                 if decl.type == "init_declarator":
                     name_node = decl.child_by_field_name("declarator")
-                    return node_text(name_node), self.value(decl.child_by_field_name("value"))
+                    name = node_text(cast(tree_sitter.Node, name_node))
+                    return name, self.value(decl.child_by_field_name("value"))
             return None, None
         if init.type == "assignment_expression":
             left = init.child_by_field_name("left")

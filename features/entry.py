@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache, lru_cache
+from typing import cast
 
 import sympy
 import tree_sitter
@@ -186,7 +187,7 @@ def _count_loop_nest(counter: KernelCounter, loop: tree_sitter.Node, collapse: i
             axis = (
                 "threadIdx.x" if level == collapse - 1 or not _nested_for(node) else "threadIdx.y"
             )
-            counter.lookup(var).deps = frozenset({axis})
+            cast(Var, counter.lookup(var)).deps = frozenset({axis})
         body = node.child_by_field_name("body")
         if level < collapse - 1:
             while (

@@ -103,7 +103,7 @@ def as_expr(value: sympy.Expr | float | str) -> sympy.Expr:
     return parse_value(value)
 
 
-def substitute(expr: sympy.Expr, values: Mapping[str, float]) -> sympy.Expr:
+def substitute(expr: sympy.Expr, values: Mapping[str, float | str]) -> sympy.Expr:
     if not isinstance(expr, sympy.Basic):
         return as_expr(expr)
     if expr.is_Number:
