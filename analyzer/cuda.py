@@ -129,7 +129,7 @@ def launch_sites(index: FileIndex) -> list[tuple[str, LaunchSite, tree_sitter.No
     return sites
 
 
-def _enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
+def _enclosing_function(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
     while node is not None and node.type != "function_definition":
         node = node.parent
     return node

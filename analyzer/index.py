@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
+from typing import cast
 
 import tree_sitter
 from roofcast.analyzer.parsing import language, node_text
@@ -204,13 +205,13 @@ def build_index(
         if name is not None:
             index.structs[node_text(name)] = _struct_fields(node)
     for node in found.get("include", []):
-        name = node_text(node).strip('"')
-        index.includes.append(name)
+        included = node_text(node).strip('"')
+        index.includes.append(included)
         owner = node.parent
         while owner is not None and owner.type != "function_definition":
             owner = owner.parent
         if owner is not None:  # a header pasted into a function body: its code runs there
-            index.function_includes[name.split("/")[-1]] = (owner, node.start_byte)
+            index.function_includes[included.split("/")[-1]] = (owner, node.start_byte)
     for node in found.get("global", []):
         _index_global(node, index)
     index.launches = list(found.get("launch", []))
@@ -218,12 +219,12 @@ def build_index(
         n for n in found.get("pragma", []) if node_text(n).lstrip("# \t").startswith("pragma")
     ]
     for node in found.get("function", []):
-        name = function_name(node)
-        if not name:
+        function = function_name(node)
+        if not function:
             continue
         index.functions.append(
             FunctionInfo(
-                name=name,
+                name=function,
                 file=path,
                 line=node.start_point[0] + 1,
                 qualifiers=_qualifiers(node),
@@ -277,7 +278,7 @@ def _struct_fields(node: tree_sitter.Node) -> list[tuple[str, str, str]]:
                     size = node_text(s) if s else size
                 else:
                     pointer = True
-                d = d.child_by_field_name("declarator")
+                d = cast(tree_sitter.Node, d.child_by_field_name("declarator"))
             type_text = node_text(type_node) if type_node else "int"
             fields.append((type_text + ("*" if pointer else ""), node_text(d), size))
     return fields

@@ -71,7 +71,7 @@ def following_statement(node: tree_sitter.Node) -> tree_sitter.Node | None:
     return sibling
 
 
-def _enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
+def _enclosing_function(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
     while node is not None and node.type not in ("function_definition", "lambda_expression"):
         node = node.parent
     while node is not None and node.type == "lambda_expression":

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, partial
+from typing import Any, cast
 
 import sympy
 import tree_sitter
@@ -57,6 +58,7 @@ from roofcast.features.symbolic import (
 )
 from roofcast.features.traffic import Access, Dim
 from roofcast.features.vector import FeatureVector
+from roofcast.gpu_specs.opclasses import PRECISION_BYTES
 
 _CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast", "dynamic_cast"})
 
@@ -92,7 +94,7 @@ _ASSIGN_OPS = {
     "|=": "|",
     "^=": "^",
 }
-_MISSING = object()
+_MISSING: Any = object()
 _ASSIGNED = NodeCache()  # loop or body node -> names assigned in it
 _FLOAT_LITERAL = re.compile(r"^[0-9.]*([0-9]\.|\.[0-9]|[eE][+-]?[0-9])")
 
@@ -219,7 +221,7 @@ class KernelCounter:
             yield
         except WorkBudgetExceeded:
             self.fv.warnings.append(
-                f"too complex (more than {self.budget} statements and expressions to walk):"
+                f"too complex (more than {self.budget} statements and expressions to walk) [B1]:"
                 " approximated, counts cover the part walked"
             )
 
@@ -231,7 +233,9 @@ class KernelCounter:
         self.warned.add(rule)
         if not isinstance(where, str):
             where = f"at line {where.start_point[0] + 1 + self.line_offset}"
-        self.fv.warnings.append(f"nesting deeper than {limit} {where}: approximated ({how})")
+        self.fv.warnings.append(
+            f"nesting deeper than {limit} {where} [{rule.split()[0]}]: approximated ({how})"
+        )
 
     # ---------------------------------------------------------------- tallies
     @property
@@ -493,7 +497,7 @@ class KernelCounter:
                     indices[:0] = list(idx.named_children)
                 else:
                     indices.insert(0, idx)
-            node = node.child_by_field_name("argument")
+            node = cast(tree_sitter.Node, node.child_by_field_name("argument"))
         while node.type == "parenthesized_expression" and node.named_children:
             node = node.named_children[0]
         return node, indices
@@ -539,6 +543,7 @@ class KernelCounter:
         self, node: tree_sitter.Node, read: bool, write: bool, member: str | None = None
     ) -> CType:
         """Count a subscript / dereference access; returns the element type."""
+        base: tree_sitter.Node | None
         if node.type == "subscript_expression":
             base, indices = self.base_of(node)
         elif node.type == "pointer_expression":
@@ -557,7 +562,7 @@ class KernelCounter:
                 if base_t is not None and base_t.pointer:
                     self.expr(right)
                     self.add("int_ops", 1)
-                    indices = [right]
+                    indices = [cast(tree_sitter.Node, right)]
                     base = left
         else:
             return UNKNOWN
@@ -1021,7 +1026,8 @@ class KernelCounter:
             arg = node.child_by_field_name("argument")
             member = node.child_by_field_name("field")
             if arg is not None and arg.type == "subscript_expression":
-                return self.memory_access(arg, read=read, write=True, member=node_text(member))
+                field = node_text(cast(tree_sitter.Node, member))
+                return self.memory_access(arg, read=read, write=True, member=field)
             through = self.member_through_pointer(node, read=read, write=True)
             return through if through is not None else self.expr(node)
         if node.type == "parenthesized_expression" and node.named_children:
@@ -1115,16 +1121,16 @@ class KernelCounter:
             kind, forced = mf.SPECIAL[bare]
             precision = forced or (widest.kind if widest.is_float else "dp")
             self.add_special(kind, precision)
-            return CType(precision, {"hp": 2, "sp": 4, "dp": 8}.get(precision, 4))
+            return CType(precision, PRECISION_BYTES.get(precision, 4))
         if bare in mf.FMA:
             forced, lanes = mf.FMA[bare]
             precision = forced or (widest.kind if widest.is_float else "dp")
             self.add_flops(precision, 2 * lanes)
-            return CType(precision, {"hp": 2, "sp": 4, "dp": 8}[precision], lanes)
+            return CType(precision, PRECISION_BYTES[precision], lanes)
         if bare in mf.BASIC:
             precision, lanes = mf.BASIC[bare]
             self.add_flops(precision, lanes)
-            return CType(precision, {"hp": 2, "sp": 4, "dp": 8}[precision], lanes)
+            return CType(precision, PRECISION_BYTES[precision], lanes)
         if bare in mf.INT_INTRINSICS:
             self.add("int_ops")
             return INT
@@ -1134,39 +1140,14 @@ class KernelCounter:
             return widest
         if bare in mf.FREE:
             return widest
-        if bare.startswith(
-            (
-                "__shfl",
-                "__ballot",
-                "__any",
-                "__all",
-                "__activemask",
-                "__float2",
-                "__int2",
-                "__half2float",
-                "__double2",
-                "__uint2",
-                "__ll2",
-                "__float_as",
-                "__int_as",
-                "__longlong_as",
-                "__double_as",
-                "make_",
-                "static_cast",
-                "__threadfence",
-                "printf",
-                "assert",
-            )
-        ):
-            if bare.startswith("make_"):
-                return self.types.parse(bare[len("make_") :])
-            if bare.startswith(("__half2float", "__int2float", "__uint2float", "__double2float")):
-                return FLOAT
-            if bare.startswith(("__float2half",)):
-                return CType("hp", 2)
-            if bare.startswith(("__int2double", "__float2double")):
-                return DOUBLE
-            return first if bare.startswith("__shfl") else UNKNOWN
+        prefixed = mf.prefix_result(bare)  # shuffles, votes, conversions, make_float4, ...
+        if prefixed is not None:
+            prefix, result = prefixed
+            if result == "named":
+                return self.types.parse(bare[len(prefix) :])
+            if result in PRECISION_BYTES:
+                return CType(result, PRECISION_BYTES[result])
+            return first if result == "first" else UNKNOWN
         if self.ctx is not None:
             functor = self.functor_operator(fn_node) if obj is None else None
             if functor is not None:  # `f(x)` with `F f` a class: its operator()
@@ -1186,6 +1167,7 @@ class KernelCounter:
             return UNKNOWN
         share: sympy.Expr = sympy.Integer(1)
         element: CType | None = None  # sizes are in bytes but for the element-count form
+        size: tree_sitter.Node | None
         if types[0].pointer or name.endswith("__pipeline_memcpy_async"):
             dst, src, size = args[0], args[1], args[2]
         else:
@@ -1203,7 +1185,7 @@ class KernelCounter:
             nbytes = nbytes * element.element_bytes
         if nbytes is None:
             nbytes = sympy.Integer(self.types.parse("float").element_bytes)
-            self.fv.notes.append(f"{name}: size not known, one 4-byte element counted")
+            self.fv.notes.append(f"{name}: size not known, one 4-byte element counted [A1]")
         self.address_access(src, nbytes / share, read=True, write=False)
         self.address_access(dst, nbytes / share, read=False, write=True)
         return UNKNOWN
@@ -1233,7 +1215,7 @@ class KernelCounter:
         names = names | self.identifiers([ptr])
         key = (space, alias, "@" + " ".join(node_text(ptr).split()), self.hoisted_key(names))
         self.arrays.add(alias)
-        self.record_access(key, nbytes, read, write, names)  # type: ignore[arg-type]
+        self.record_access(key, nbytes, read, write, names)
 
     def wmma(self, bare: str, args: list[tree_sitter.Node]) -> bool:
         """Warp matrix operations on `wmma::fragment`s, each thread's share of the warp's:
@@ -1303,7 +1285,7 @@ class KernelCounter:
             )
             if size is None:
                 size = sympy.Integer(16)
-                self.fv.notes.append("cp.async: size operand not known, 16 bytes counted")
+                self.fv.notes.append("cp.async: size operand not known, 16 bytes counted [A1]")
             if copy.src_operand < len(operands):
                 self.address_access(operands[copy.src_operand], size, read=True, write=False)
             line = node.start_point[0] + 1
@@ -1345,7 +1327,8 @@ class KernelCounter:
         """`p + i` used as an address (in __ldg(p + i))."""
         base, index = node, None
         if node.type == "binary_expression" and operator(node) == "+":
-            base, index = node.child_by_field_name("left"), node.child_by_field_name("right")
+            base = cast(tree_sitter.Node, node.child_by_field_name("left"))
+            index = node.child_by_field_name("right")
         if index is not None:
             self.expr(index)
             self.add("int_ops")
@@ -1839,7 +1822,12 @@ class KernelCounter:
             if n.type == "pointer_expression" and operator(n) == "&":
                 target = n.child_by_field_name("argument")
                 var = self.lookup(node_text(target)) if target is not None else None
-                if var is not None and target.type == "identifier" and not var.type.pointer:
+                if (
+                    var is not None
+                    and target is not None
+                    and target.type == "identifier"
+                    and not var.type.pointer
+                ):
                     # `&local`: the address of a variable of this thread
                     return var.space if var.space in ("global", "shared") else "local"
             if n.type in ("call_expression",):
@@ -2080,7 +2068,8 @@ class KernelCounter:
             for decl in init.children_by_field_name("declarator"):
                 if decl.type == "init_declarator":
                     name_node = decl.child_by_field_name("declarator")
-                    return node_text(name_node), self.value(decl.child_by_field_name("value"))
+                    name = node_text(cast(tree_sitter.Node, name_node))
+                    return name, self.value(decl.child_by_field_name("value"))
             return None, None
         if init.type == "assignment_expression":
             left = init.child_by_field_name("left")

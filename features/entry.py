@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache, lru_cache
+from typing import cast
 
 import sympy
 import tree_sitter
@@ -197,7 +198,7 @@ def _count_loop_nest(counter: KernelCounter, loop: tree_sitter.Node, collapse: i
             # fastest axis, the outer ones slower axes.
             innermost = level == collapse - 1 or not _nested_for(node)
             axis = "threadIdx.x" if innermost else "threadIdx.y"
-            counted = counter.lookup(var)
+            counted = cast(Var, counter.lookup(var))
             counted.deps = frozenset({axis})
             counted.index_value = counter.loop_dim(node, var, trip, "lane" if innermost else "work")
             counted.varying = True

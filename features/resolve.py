@@ -13,10 +13,12 @@ import sympy
 from roofcast.analyzer.cexpr import CExprError
 from roofcast.analyzer.hostvalues import exe_arg_values
 from roofcast.features.cvalue import is_type_name, parse_value
+from roofcast.features.mathfuncs import special_costs
 from roofcast.features.numeric import NotNumeric, evaluate
 from roofcast.features.symbolic import symbol
 from roofcast.features.traffic import LaunchTraffic, launch_traffic, machine_of
 from roofcast.features.vector import STRUCTURE_FIELDS, FeatureVector
+from roofcast.gpu_specs.opclasses import CLASSES, PRECISIONS
 
 DEFAULT_SYMBOL_VALUE = 1024
 DEFAULT_TRIP_COUNT = 16
@@ -28,7 +30,6 @@ DEFAULT_LAUNCH = {
     "gridDim_y": 1,
     "gridDim_z": 1,
 }
-CLASSES = ("sp", "dp", "hp", "int")
 
 
 def default_for(name: str) -> int:
@@ -104,7 +105,7 @@ def as_expr(value: sympy.Expr | float | str) -> sympy.Expr:
     return parse_value(value)
 
 
-def substitute(expr: sympy.Expr, values: Mapping[str, float]) -> sympy.Expr:
+def substitute(expr: sympy.Expr, values: Mapping[str, float | str]) -> sympy.Expr:
     if not isinstance(expr, sympy.Basic):
         return as_expr(expr)
     if expr.is_Number:
@@ -211,12 +212,14 @@ class ResolvedCounts:
         """One line per count that had to be clamped, naming it and the value used."""
         below = [f"{key} {value:.3g}" for key, value in sorted(self.clamped.items()) if value < 0]
         lines = [
-            f"{key} is {value:.3g}, beyond {MAX_COUNT:g}: {MAX_COUNT:g} used"
+            f"{key} is {value:.3g}, beyond {MAX_COUNT:g}: {MAX_COUNT:g} used [D3]"
             for key, value in sorted(self.clamped.items())
             if not value < 0
         ]
         if below:
-            lines.append(f"counts below 0 ({', '.join(below)}): 0 used, as a loop runs no times")
+            lines.append(
+                f"counts below 0 ({', '.join(below)}): 0 used, as a loop runs no times [D3]"
+            )
         return lines
 
     def threads_json(self) -> float:
@@ -263,10 +266,15 @@ def resolve_counts(
     context=None,
     gpu=None,
     traffic: str = "launch",
+    special_weights: Mapping[str, Mapping[str, int]] | None = None,
 ) -> ResolvedCounts:
     """User bindings first, then the launch (blockDim/gridDim), then documented defaults.
     With a `gpu`, the launch's DRAM traffic too; `traffic` says which bytes the intensities
-    use ("launch": that model's, "per-thread": every thread's first touches)."""
+    use ("launch": that model's, "per-thread": every thread's first touches). Special
+    functions weigh `special_weights` FLOPs per call (a GPU's, `special_costs`), the
+    catalogue's by default."""
+    if special_weights is None and getattr(gpu, "special_flops", None):
+        special_weights = special_costs(gpu.special_flops)  # the GPU file's own costs
     values = numeric_bindings(defines or {})
     if context is not None:
         for k, v in launch_bindings(context.block, context.grid).items():
@@ -282,7 +290,9 @@ def resolve_counts(
             number = _number(bound, f"host value of {name}", clamped)
             if number > 0:
                 values[name] = number
-    exprs: dict[str, sympy.Expr] = {f"flops_{c}": fv.flops_total(c) for c in ("sp", "dp", "hp")}
+    exprs: dict[str, sympy.Expr] = {
+        f"flops_{c}": fv.flops_total(c, special_weights) for c in PRECISIONS
+    }
     exprs["flops_int"] = fv.int_ops
     exprs["load_bytes"] = fv.load_bytes
     exprs["store_bytes"] = fv.store_bytes

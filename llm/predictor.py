@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from roofcast.llm.ask import Answer, Asker
 from roofcast.llm.client import LLMClient, effective_mode
@@ -19,11 +19,12 @@ from roofcast.llm.context import DEFAULT_BUDGET
 from roofcast.llm.prompts import SCENARIOS, KernelInput, build_prompt
 from roofcast.llm.store import Store
 
-from roofcast.predictors.base import LaunchContext, Verdict
+from roofcast.predictors.base import Bound, LaunchContext, Verdict
 
 if TYPE_CHECKING:
     from roofcast.gpu_specs import GPU
     from roofcast.llm.fewshot import ExamplePool
+    from roofcast.llm.prompts import Example
 
     from roofcast.pipeline import KernelResult
 
@@ -124,7 +125,7 @@ class LLMPredictor:
             measured=dict(context.extra) if context else {},
         )
         try:
-            examples = ()
+            examples: Sequence[Example] = ()
             if self.scenario == "few-shot":
                 if self.pool is None:
                     from roofcast.llm.fewshot import corpus_pool
@@ -180,7 +181,8 @@ def to_verdict(answer: Answer, name: str = "llm") -> Verdict:
             "unknown", f"{answer.model} ({answer.scenario}): {why}", name, details=details
         )
     reason = answer.reason or f"{answer.model} ({answer.scenario}) answered {answer.label}"
-    return Verdict(answer.bound, reason, name, confidence=answer.confidence, details=details)
+    bound = cast(Bound, answer.bound)  # an answered label: compute or bandwidth
+    return Verdict(bound, reason, name, confidence=answer.confidence, details=details)
 
 
 def llm_verdicts(

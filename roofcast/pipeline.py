@@ -16,6 +16,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
+from typing import Any
 
 import sympy
 
@@ -378,7 +379,7 @@ class _ExpressionPickler(pickle.Pickler):
     """Sympy expressions travel as nested tuples (`expr_to_tuple`): unpickling them the
     default way re-simplifies every node, in the parent, while the workers wait for a core."""
 
-    def reducer_override(self, obj: object) -> object:
+    def reducer_override(self, obj: object) -> Any:
         if not isinstance(obj, sympy.Basic):
             return NotImplemented
         data = expr_to_tuple(obj)

@@ -56,6 +56,7 @@ def test_python_payload_in_a_define_is_refused_and_never_runs(kernel: Path, tmp_
     assert len(lines) == 1 and "malformed --define" in lines[0] and "Traceback" not in done.stderr
 
 
+@pytest.mark.rule("D1")
 @pytest.mark.parametrize(
     "text",
     [
@@ -151,6 +152,7 @@ def test_host_values_reach_the_ir_as_expressions(tmp_path: Path):
 # --------------------------------------------------------------------------- absurd values
 
 
+@pytest.mark.rule("D2")
 @pytest.mark.parametrize(
     ("value", "message"),
     [
@@ -195,6 +197,7 @@ def test_numeric_bindings_read_c_values():
     assert bound == {"N": 1024, "H": 0.5}
 
 
+@pytest.mark.rule("D3")
 def test_a_clamped_count_is_reported_with_the_value_used(tmp_path: Path):
     # a macro bomb: 2**60 trips of one multiply, beyond the counts' range
     lines = [f"#define A{i} (A{i + 1} * A{i + 1})" for i in range(6)] + ["#define A6 2"]

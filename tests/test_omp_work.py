@@ -99,7 +99,7 @@ def test_serial_and_team_only_regions_say_what_they_counted(tmp_path):
     once = kernels["once"]
     assert once.features.work_items == 1
     assert once.features.notes == [
-        "serial target region (no teams, parallel or work-shared loop): one unit of work"
+        "serial target region (no teams, parallel or work-shared loop): one unit of work [U3]"
     ]
     team = kernels["per_team"]
     assert str(team.features.work_items) == "n"

@@ -6,10 +6,13 @@ import re
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 from roofcast.cli.errors import EXIT_RUNTIME, EXIT_USAGE, fail
 from roofcast.cli.options import (
@@ -184,8 +187,8 @@ class _GroupProgress:
     process pool forks its workers."""
 
     def __init__(self) -> None:
-        self.bar = None
-        self.task = None
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def __enter__(self) -> _GroupProgress:
         return self
@@ -199,7 +202,7 @@ class _GroupProgress:
             self.bar = Progress(console=Console(stderr=True), auto_refresh=False, transient=True)
             self.bar.start()
             self.task = self.bar.add_task("analysing file groups", total=total)
-        self.bar.update(self.task, completed=done)
+        self.bar.update(cast("TaskID", self.task), completed=done)  # set with the bar
         self.bar.refresh()
 
     def __exit__(self, *exc: object) -> None:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -29,6 +29,7 @@ from roofcast.cli.options import (
 from roofcast.cli.outputs import output_file, output_folder, write_text, writing
 
 if TYPE_CHECKING:
+    from roofcast.llm.predictor import LLMPredictor
     from roofcast.predictors.base import Predictor
 
 
@@ -222,7 +223,7 @@ def evaluate(
     undefines = undefines_or_fail(undefine)
     include_dirs = include_dirs_or_fail(include_dir)
     database = database_or_fail(compile_commands)
-    options = _pairs(option, "--option")
+    options: dict[str, Any] = _pairs(option, "--option")
     for key, value in (
         ("model", model),
         ("scenario", scenario),
@@ -242,7 +243,7 @@ def evaluate(
         from roofcast.llm.client import EndpointError
 
         try:
-            chosen.check()  # a dead endpoint fails once, here, in one line
+            cast("LLMPredictor", chosen).check()  # a dead endpoint fails once, here, in one line
         except EndpointError as exc:
             fail(str(exc), EXIT_RUNTIME)
         kernel_timeout = max(kernel_timeout, 600.0)  # the limit is for counting, not the model

@@ -96,10 +96,10 @@ def _float(text: str) -> float | None:
     return float(text)
 
 
-def parse_row(raw: dict[str, str | None], index: int, line: str = "") -> ManifestRow:
+def parse_row(record: dict[str, str | None], index: int, line: str = "") -> ManifestRow:
     """One CSV record -> ManifestRow; raises ManifestError naming where the record is."""
     line = line or f"row {index + 1}"
-    raw = {k: (v or "") for k, v in raw.items() if isinstance(k, str)}
+    raw = {k: (v or "") for k, v in record.items() if isinstance(k, str)}
     try:
         language = LANGUAGES.get(raw["language"].strip().lower())
         if language is None:

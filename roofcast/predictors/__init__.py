@@ -31,7 +31,7 @@ def get_predictor(name: str, **options) -> Predictor:
 
         return LearnedPredictor.load(options.get("model_path"))
     if name == "llm":
-        from roofcast.llm.predictor import LLMPredictor  # type: ignore[import-not-found]
+        from roofcast.llm.predictor import LLMPredictor
 
         return LLMPredictor(**options)
     raise ValueError(f"unknown predictor '{name}' (choose from {', '.join(available())})")

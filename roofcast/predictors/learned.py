@@ -22,18 +22,24 @@ import math
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from roofcast.gpu_specs import GPU
+from roofcast.gpu_specs.opclasses import LABEL_CLASSES, RULE_CLASSES
 from roofcast.predictors.base import LaunchContext, Verdict
 from roofcast.predictors.calibration import Calibration
 from roofcast.predictors.forest import Forest
 from roofcast.predictors.learned_features import EPS_AI, FEATURE_NAMES, kernel_features
-from roofcast.predictors.roofline import RULE_CLASSES, roofline_verdict
+from roofcast.predictors.roofline import roofline_verdict
+
+if TYPE_CHECKING:
+    from roofcast.pipeline import KernelResult
 
 MODEL_FORMAT = 2
-MODEL_CLASSES = ("sp", "dp", "int")
+#: the classes the model predicts an intensity for, in its files' order
+MODEL_CLASSES = LABEL_CLASSES
 DEFAULT_MODEL = "baseline.json.gz"
 
 
@@ -106,11 +112,13 @@ class LearnedPredictor:
         predicted = np.concatenate(chunks) if chunks else np.zeros((0, len(MODEL_CLASSES)))
         return {c: predicted[:, i] for i, c in enumerate(MODEL_CLASSES)}
 
-    def predict(self, kernel, gpu: GPU, context: LaunchContext | None = None) -> Verdict:
+    def predict(
+        self, kernel: KernelResult, gpu: GPU, context: LaunchContext | None = None
+    ) -> Verdict:
         return self.predict_many([kernel], gpu, context)[0]
 
     def predict_many(
-        self, kernels: list, gpu: GPU, context: LaunchContext | None = None
+        self, kernels: list[KernelResult], gpu: GPU, context: LaunchContext | None = None
     ) -> list[Verdict]:
         """One pass of the forests over all kernels: per-call overhead paid once."""
         if not kernels:
@@ -144,7 +152,7 @@ class LearnedPredictor:
         verdict = roofline_verdict(corrected, gpu, self.name, moves_bytes=moves_bytes)
         top = verdict.details.get("class")
         if top in RULE_CLASSES:
-            ratio = float(verdict.details["ratio"])
+            ratio = float(cast(float, verdict.details["ratio"]))
             gap = math.log10(ratio) if ratio > 0 else -math.inf
             applied = _log_ratio(corrected[top], static.get(top, 0.0))
             if top in corrections:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from roofcast.gpu_specs import GPU
+from roofcast.gpu_specs.opclasses import RULE_CLASSES
 from roofcast.predictors.base import LaunchContext, Verdict
+
+if TYPE_CHECKING:
+    from roofcast.pipeline import KernelResult
 
 _UNITS = {"sp": "FLOP/B", "dp": "FLOP/B", "hp": "FLOP/B", "int": "op/B"}
 _LABEL = {"sp": "SP", "dp": "DP", "hp": "HP", "int": "INT"}
-RULE_CLASSES = ("sp", "dp", "int", "hp")
 
 
 def roofline_verdict(
@@ -60,7 +64,9 @@ class RooflinePredictor:
 
     name = "roofline"
 
-    def predict(self, kernel, gpu: GPU, context: LaunchContext | None = None) -> Verdict:
+    def predict(
+        self, kernel: KernelResult, gpu: GPU, context: LaunchContext | None = None
+    ) -> Verdict:
         verdict = roofline_verdict(
             kernel.resolved.intensities, gpu, self.name, moves_bytes=kernel.resolved.bytes > 0
         )

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from roofcast.cli.errors import EXIT_USAGE
 from roofcast.gpu_specs import GPU, UnknownGPUError, load_gpu
+from roofcast.gpu_specs.opclasses import LABEL_CLASSES
 from roofcast.profiling.figures import LaunchFigures, launch_figures
 from roofcast.profiling.names import demangle, parse_omp_entry, short_name
 from roofcast.profiling.ncu import ProfilingError
@@ -29,8 +30,6 @@ DATASET_COLUMNS: tuple[str, ...] = (
 )
 EXTRA_COLUMNS: tuple[str, ...] = ("hp_flops", "hp_ai", "gpu", "device", "launch_id")
 COLUMNS = DATASET_COLUMNS + EXTRA_COLUMNS
-#: Classes whose balance point decides the label (the dataset's rule).
-LABEL_CLASSES: tuple[str, ...] = ("sp", "dp", "int")
 
 
 @dataclass
