@@ -1982,7 +1982,7 @@ class KernelCounter:
                 self.expr(node.child_by_field_name("condition"))
                 self.expr(node.child_by_field_name("update"))
                 counter = self.lookup(var) if var is not None else None
-                if counter is not None:  # after the update, whose `i += s` forgets it
+                if var is not None and counter is not None:  # after the update (`i += s`)
                     counter.index_value = self.loop_dim(node, var, trip, "loop")
                     counter.varying = True
                 self.stmt(node.child_by_field_name("body"))
