@@ -27,8 +27,8 @@ from roofcast.evaluation import ManifestError, load_manifest
 from roofcast.predictors.calibration import cross_fitted_confidence, fit_calibration, reliability
 from roofcast.predictors.learned import LearnedPredictor
 from roofcast.predictors.learned_features import FEATURE_NAMES
-from roofcast.predictors.textbook_check import agreement, textbook_cases
-from roofcast.predictors.training import (
+from roofcast.training.textbook_check import agreement, textbook_cases
+from roofcast.training.fit import (
     SETTINGS,
     Dataset,
     Settings,

@@ -135,10 +135,9 @@ def kernel_inputs(
 def _analytic_predictor():
     """The default predictor (the same static verdict `analyze` gives); the hybrid prompt
     names it."""
-    from roofcast import predictors
+    from roofcast.predictors import default_predictor
 
-    factory = getattr(predictors, "default_predictor", None)
-    return factory() if factory else None
+    return default_predictor()
 
 
 def load_selection(

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from roofcast.analyzer.model import KernelIR
     from roofcast.gpu_specs import GPU
 
-    from roofcast.pipeline import KernelResult
+    from roofcast.results import KernelResult
     from roofcast.predictors.base import LaunchContext
 
 #: Longest line of the hybrid scenario's static summary (symbolic counts can be long).

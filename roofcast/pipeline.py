@@ -11,7 +11,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from multiprocessing.sharedctypes import Synchronized
@@ -26,78 +26,12 @@ from roofcast.analyzer.parsing import forget_nodes
 from roofcast.analyzer.partition import independent_groups
 from roofcast.analyzer.sources import expand_paths, forget_resolved
 from roofcast.features import count_features
-from roofcast.features.resolve import ResolvedCounts, resolve_counts
+from roofcast.features.resolve import resolve_counts
 from roofcast.features.symbolic import expr_from_tuple, expr_to_tuple
-from roofcast.features.vector import FeatureVector
 from roofcast.gpu_specs import GPU
-from roofcast.predictors.base import LaunchContext, Predictor, Verdict
-
-SCHEMA_VERSION = 1
-
-
-@dataclass
-class KernelResult:
-    """Everything roofcast knows about one kernel on one GPU."""
-
-    ir: KernelIR
-    features: FeatureVector
-    resolved: ResolvedCounts
-    verdict: Verdict | None = None
-    extra_verdicts: dict[str, Verdict] = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        r = self.resolved
-        out: dict = {
-            "name": self.ir.name,
-            "file": self.ir.file,
-            "line": self.ir.line,
-            "language": self.ir.language,
-            "signature": self.ir.signature,
-            "flops_per_thread": r.flops_json(),
-            "special_per_thread": r.special_json(),
-            "bytes_per_thread": r.bytes_json(),
-            "arithmetic_intensity": r.intensity_json(),
-            "bound": self.verdict.bound if self.verdict else "unknown",
-            "reason": self.verdict.reason if self.verdict else "",
-            "predictor": self.verdict.predictor if self.verdict else None,
-            "confidence": self.verdict.confidence if self.verdict else None,
-            "verdict_intensity": self.verdict.intensity_json() if self.verdict else {},
-            "symbols": sorted(r.unbound),
-            "defaults_applied": r.defaults_json(),
-            "threads": r.threads_json(),
-            "features": r.structure_json(self.features),
-            "undefined_macros": list(self.ir.undefined_macros),
-            # approximate counts (docs/counting.md N2-N4, B1), then clamped ones
-            "warnings": [*self.features.warnings, *r.warnings()],
-            "notes": list(self.features.notes),
-        }
-        if self.ir.compile_unit is not None:
-            out["compile_command"] = dict(self.ir.compile_unit)
-        if self.extra_verdicts:
-            out["verdicts"] = {k: v.to_json() for k, v in self.extra_verdicts.items()}
-        return out
-
-
-@dataclass
-class AnalysisReport:
-    gpu: GPU
-    kernels: list[KernelResult]
-    problems: list[FileProblem]
-    #: the compile database the files were analysed with (relocated), if any
-    database: CompileDatabase | None = None
-
-    def to_json(self) -> dict:
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "gpu": {
-                "name": self.gpu.name,
-                "key": self.gpu.key,
-                "balance_points": self.gpu.to_json()["balance_points"],
-            },
-            "kernels": [k.to_json() for k in self.kernels],
-            "problems": [{"file": p.file, "message": p.message} for p in self.problems],
-            **({"compile_commands": self.database.to_json()} if self.database else {}),
-        }
+from roofcast.predictors import default_predictor
+from roofcast.predictors.base import Predictor
+from roofcast.results import AnalysisReport, KernelResult, LaunchContext
 
 
 def analyze_kernels(
@@ -108,8 +42,6 @@ def analyze_kernels(
     context: LaunchContext | None = None,
 ) -> list[KernelResult]:
     """Count, resolve and predict for kernels already discovered."""
-    from roofcast.predictors import default_predictor
-
     results = count_kernels(kernels, defines, context)
     predict_verdicts(results, gpu, predictor or default_predictor(), context)
     return results
@@ -137,13 +69,10 @@ def predict_verdicts(
     predictor: Predictor,
     context: LaunchContext | None = None,
 ) -> None:
-    """Each result's verdict. A batching predictor (the learned model) takes them in one call:
-    its fixed cost per call is paid once per task, not once per group of files."""
-    predict_many = getattr(predictor, "predict_many", None)
-    if predict_many is not None:
-        verdicts = predict_many(results, gpu, context)
-    else:
-        verdicts = [predictor.predict(result, gpu, context) for result in results]
+    """Each result's verdict, from one call of the predictor over them all: its fixed cost
+    per call (the learned model's, an LLM's requests in flight) is paid once per task, not
+    once per group of files."""
+    verdicts = predictor.predict([(result, context) for result in results], gpu)
     for result, verdict in zip(results, verdicts, strict=True):
         result.verdict = verdict
 
@@ -168,8 +97,6 @@ def analyze_paths(
     `undefines` (-U) and `include_dirs` (-I) are as a compiler's. A compile `database`
     gives each file its compile command's flags too (relocated onto the listed files
     here); `defines` and `undefines` win over them."""
-    from roofcast.predictors import default_predictor
-
     forget_resolved()  # files may have changed since the last analysis in this process
     listed = [Path(p) for p in paths]
     roots = [*roots_of(listed), *include_dirs]

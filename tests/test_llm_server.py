@@ -251,7 +251,7 @@ def test_predictor_protocol_on_an_analyzed_kernel(local_server: LocalServer, tmp
     from roofcast.llm.predictor import LLMPredictor
 
     from roofcast.pipeline import analyze_paths
-    from roofcast.predictors import get_predictor
+    from roofcast.registry import get_predictor
 
     source = tmp_path / "toy.cu"
     source.write_text(TOY_CU.split("__global__ void poly")[0])
@@ -262,7 +262,8 @@ def test_predictor_protocol_on_an_analyzed_kernel(local_server: LocalServer, tmp
                               scenario="hybrid", budget=str(BUDGET), max_tokens="60",
                               store=str(tmp_path / "p.sqlite"))
     assert isinstance(predictor, LLMPredictor)
-    verdict = predictor.predict(result, GPU, LaunchContext(block=(256, 1, 1), grid=(64, 1, 1)))
+    (verdict,) = predictor.predict([(result, LaunchContext(block=(256, 1, 1), grid=(64, 1, 1)))],
+                                   GPU)
     assert verdict.predictor == "llm" and verdict.reason
     assert verdict.bound in ("compute", "bandwidth", "unknown")
     assert verdict.details["scenario"] == "hybrid"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from roofcast.gpu_specs import GPU
-from roofcast.predictors.base import LaunchContext, Verdict
+from roofcast.predictors.base import Item, Verdict, check_items
 from roofcast.predictors.calibration import Calibration
 from roofcast.predictors.forest import Forest
 from roofcast.predictors.learned_features import EPS_AI, FEATURE_NAMES, kernel_features
@@ -106,17 +107,13 @@ class LearnedPredictor:
         predicted = np.concatenate(chunks) if chunks else np.zeros((0, len(MODEL_CLASSES)))
         return {c: predicted[:, i] for i, c in enumerate(MODEL_CLASSES)}
 
-    def predict(self, kernel, gpu: GPU, context: LaunchContext | None = None) -> Verdict:
-        return self.predict_many([kernel], gpu, context)[0]
-
-    def predict_many(
-        self, kernels: list, gpu: GPU, context: LaunchContext | None = None
-    ) -> list[Verdict]:
+    def predict(self, items: Sequence[Item], gpu: GPU) -> list[Verdict]:
         """One pass of the forests over all kernels: per-call overhead paid once."""
-        if not kernels:
+        items = check_items(items, gpu)
+        if not items:
             return []
         x = np.nan_to_num(
-            np.asarray([kernel_features(k, gpu, context) for k in kernels], dtype=float),
+            np.asarray([kernel_features(k, gpu, context) for k, context in items], dtype=float),
             posinf=30.0,
             neginf=-30.0,
         )
@@ -128,7 +125,7 @@ class LearnedPredictor:
                 gpu,
                 moves_bytes=k.resolved.bytes > 0,
             )
-            for i, k in enumerate(kernels)
+            for i, (k, _) in enumerate(items)
         ]
 
     def verdict(
