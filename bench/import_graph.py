@@ -33,12 +33,10 @@ def package_dirs() -> dict[str, Path]:
 
 
 def modules() -> dict[str, Path]:
-    """Every module of the package (kernels/ holds data, not code, and is skipped)."""
+    """Every module of the package (kernels/ holds the corpus and its Python loaders)."""
     found: dict[str, Path] = {}
     dirs = package_dirs()
     for name, folder in dirs.items():
-        if name == "roofcast.kernels":
-            continue
         for path in folder.rglob("*.py"):
             rel = path.relative_to(folder).with_suffix("").parts
             if rel[-1] == "__init__":
