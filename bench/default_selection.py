@@ -27,7 +27,6 @@ from roofcast.evaluation import ManifestError, load_manifest
 from roofcast.predictors.calibration import cross_fitted_confidence, fit_calibration, reliability
 from roofcast.predictors.learned import LearnedPredictor
 from roofcast.predictors.learned_features import FEATURE_NAMES
-from roofcast.training.textbook_check import agreement, textbook_cases
 from roofcast.training.fit import (
     SETTINGS,
     Dataset,
@@ -40,6 +39,7 @@ from roofcast.training.fit import (
     out_of_fold,
     static_log_ai,
 )
+from roofcast.training.textbook_check import agreement, textbook_cases
 
 LOWER = (0.0, 0.1, 0.25, 0.5, 1.0)
 UPPER = (0.5, 1.0, 1.5, 2.0, 3.0)

@@ -23,9 +23,9 @@ from roofcast.gpu_specs import GPU, UnknownGPUError, load_gpu
 from roofcast.kernels.textbook import GPUS, TextbookError, TextbookKernel, load_textbook
 
 from roofcast.pipeline import analyze_paths
-from roofcast.results import KernelResult
 from roofcast.predictors import Predictor
 from roofcast.registry import default_predictor, get_predictor
+from roofcast.results import KernelResult
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from roofcast.analyzer.model import KernelIR
     from roofcast.gpu_specs import GPU
 
-    from roofcast.results import KernelResult
     from roofcast.predictors.base import LaunchContext
+    from roofcast.results import KernelResult
 
 #: Longest line of the hybrid scenario's static summary (symbolic counts can be long).
 MAX_SUMMARY_LINE = 300

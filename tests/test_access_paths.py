@@ -9,8 +9,8 @@ from pathlib import Path
 from roofcast.gpu_specs import load_gpu
 
 from roofcast.pipeline import analyze_paths
-from roofcast.results import KernelResult
 from roofcast.predictors.roofline import RooflinePredictor
+from roofcast.results import KernelResult
 
 
 def analyze(

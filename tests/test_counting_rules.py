@@ -14,9 +14,9 @@ from roofcast.features.vector import SPECIAL_FLOP_WEIGHTS
 from roofcast.gpu_specs import load_gpu
 
 from roofcast.pipeline import analyze_paths
-from roofcast.results import KernelResult
 from roofcast.predictors.base import LaunchContext
 from roofcast.predictors.roofline import RooflinePredictor
+from roofcast.results import KernelResult
 
 
 def analyze(

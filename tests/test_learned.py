@@ -17,10 +17,10 @@ import pytest
 from roofcast.gpu_specs import load_gpu
 
 from roofcast.pipeline import analyze_paths
-from roofcast.training import fit as training
 from roofcast.predictors.calibration import fit_calibration
 from roofcast.predictors.learned import LearnedPredictor, packaged_model_path
 from roofcast.predictors.learned_features import FEATURE_NAMES
+from roofcast.training import fit as training
 from roofcast.training.fit import (
     SETTINGS,
     Dataset,
