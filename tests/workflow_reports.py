@@ -1,40 +1,41 @@
 """Report dicts in the `analyze --format json` contract, built from per-thread counts, for the
-workflow tests that must not depend on the analyzer (no tests in this module)."""
+workflow tests that must not depend on the analyzer. A helper module (not collected: its name
+does not start with `test_`); each verdict is the real roofline rule's on the counts."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
-from roofcast.gpu_specs import load_gpu
+from roofcast.gpu_specs import GPU, load_gpu
+
+from roofcast.predictors.roofline import roofline_verdict
 
 CLASSES = ("sp", "dp", "hp", "int")
 
 
-def kernel(name: str, file: str, line: int, load: float, store: float, balance: dict,
+def kernel(name: str, file: str, line: int, load: float, store: float, gpu: GPU,
            **ops: float) -> dict:
-    """One kernel dict; its verdict follows the analytic rule against `balance`."""
+    """One kernel dict; its verdict is the analytic rule's (`roofline_verdict`) on `gpu`."""
     flops = {c: ops.get(c, 0) for c in CLASSES}
     moved = load + store
     ai = {c: (flops[c] / moved if moved else 0.0) for c in CLASSES}
-    hit = [c for c in ("sp", "dp", "int") if ai[c] >= balance[c]]
-    bound = "compute" if hit else "bandwidth"
-    reason = (f"{hit[0]} AI {ai[hit[0]]:.3g} >= {balance[hit[0]]:.3g}" if hit
-              else "every class below its balance point")
+    verdict = roofline_verdict(ai, gpu, moves_bytes=moved > 0)
     return {
         "name": name, "file": file, "line": line, "language": "cuda",
         "flops_per_thread": flops, "bytes_per_thread": {"load": load, "store": store},
-        "arithmetic_intensity": ai, "bound": bound, "reason": reason, "symbols": [],
+        "arithmetic_intensity": ai, "bound": verdict.bound, "reason": verdict.reason,
+        "predictor": verdict.predictor, "symbols": [],
     }
 
 
 def report(gpu_name: str, specs: list[tuple], root: Path) -> dict:
     """specs: (name, file under root, line, load, store, {class: ops}) -> report for a GPU."""
     gpu = load_gpu(gpu_name)
-    balance = gpu.balance_points
     return {
         "schema_version": 1,
         "gpu": {"name": gpu.name, "key": gpu.key,
                 "balance_points": gpu.to_json()["balance_points"]},
-        "kernels": [kernel(n, str(root / f), ln, ld, st, balance, **ops)
+        "kernels": [kernel(n, str(root / f), ln, ld, st, gpu, **ops)
                     for n, f, ln, ld, st, ops in specs],
         "problems": [],
     }
