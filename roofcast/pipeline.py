@@ -140,11 +140,11 @@ def _unit_dirs(database: CompileDatabase) -> Callable[[Path], Sequence[Path]]:
 @contextmanager
 def _young_collections_only() -> Iterator[None]:
     """No full garbage collections while analysing. A full collection walks every live
-    object, and an analysis's results are a heap that only grows: over HeCBench's src/ they
-    cost about 0.6 s of a 1-process run, and as much of the parent's CPU (which the workers
-    need) in a parallel one, and found nothing: counting makes no reference cycles (a test
-    holds it to that), and the few short-lived ones (sympy's) die young, where the young
-    generations' collections, still running, free them."""
+    object, and an analysis's results are a heap that only grows, so over a large tree the
+    full collections cost time (and, in a parallel run, the parent's CPU that the workers
+    need) and find nothing: counting makes no reference cycles (a test holds it to that),
+    and the few short-lived ones (sympy's) die young, where the young generations'
+    collections, still running, free them."""
     thresholds = _put_off_full_collections()
     try:
         yield

@@ -90,8 +90,8 @@ class LearnedPredictor:
     @classmethod
     def load(cls, path: Path | str | None = None) -> LearnedPredictor:
         """The model in `path` (default: the packaged one), read once while the file stays
-        the same: every `analyze_paths` asks again, and reading costs 50 ms before any work
-        can start. A predictor is never modified after it is built, so callers share it."""
+        the same: every `analyze_paths` asks again, and reading the file delays the start
+        of every run. A predictor is never modified after it is built, so callers share it."""
         target = Path(path) if path else packaged_model_path()
         if not target.is_file():
             raise FileNotFoundError(f"no learned model at {target}; run `roofcast train`")
