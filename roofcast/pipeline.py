@@ -1,23 +1,13 @@
-"""analyze = discover kernels -> count features -> resolve symbols -> predict, for all verbs."""
+"""analyze = discover kernels -> count features -> resolve symbols -> predict, for all verbs.
+
+The result types are `roofcast.results`; running groups of files over processes is
+`roofcast.scheduler`."""
 
 from __future__ import annotations
 
-import gc
-import io
-import multiprocessing
-import os
-import pickle
-import re
-import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
-from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
-
-import sympy
 
 from roofcast.analyzer.compdb import CompileDatabase
 from roofcast.analyzer.discover import discover_files, roots_of, unlistable_folder
@@ -27,11 +17,11 @@ from roofcast.analyzer.partition import independent_groups
 from roofcast.analyzer.sources import expand_paths, forget_resolved
 from roofcast.features import count_features
 from roofcast.features.resolve import resolve_counts
-from roofcast.features.symbolic import expr_from_tuple, expr_to_tuple
 from roofcast.gpu_specs import GPU
 from roofcast.predictors import default_predictor
 from roofcast.predictors.base import Predictor
 from roofcast.results import AnalysisReport, KernelResult, LaunchContext
+from roofcast.scheduler import available_cpus, run_parallel, young_collections_only
 
 
 def analyze_kernels(
@@ -101,7 +91,7 @@ def analyze_paths(
     listed = [Path(p) for p in paths]
     roots = [*roots_of(listed), *include_dirs]
     unlistable: list[Path] = []
-    with _young_collections_only():
+    with young_collections_only():
         files = expand_paths(listed, unlistable)
         unit_dirs = None
         if database is not None:
@@ -114,7 +104,7 @@ def analyze_paths(
         )
         workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
         if workers > 1:
-            outcomes = _run_parallel(job, groups, workers, on_group_done)
+            outcomes = run_parallel(job, groups, workers, on_group_done)
         else:
             outcomes = []
             for done, group in enumerate(groups, 1):
@@ -135,35 +125,6 @@ def _unit_dirs(database: CompileDatabase) -> Callable[[Path], Sequence[Path]]:
         return unit.include_dirs if unit is not None else ()
 
     return dirs
-
-
-@contextmanager
-def _young_collections_only() -> Iterator[None]:
-    """No full garbage collections while analysing. A full collection walks every live
-    object, and an analysis's results are a heap that only grows, so over a large tree the
-    full collections cost time (and, in a parallel run, the parent's CPU that the workers
-    need) and find nothing: counting makes no reference cycles (a test holds it to that),
-    and the few short-lived ones (sympy's) die young, where the young generations'
-    collections, still running, free them."""
-    thresholds = _put_off_full_collections()
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-
-
-def _put_off_full_collections() -> tuple[int, int, int]:
-    """Raise the oldest generation's threshold out of reach; returns the thresholds before."""
-    thresholds = gc.get_threshold()
-    gc.set_threshold(thresholds[0], thresholds[1], 1_000_000)
-    return thresholds
-
-
-def available_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 #: a group's kernels (verdicts given by `_GroupJob.judge`) and the problems found in its files
@@ -265,145 +226,3 @@ def _error(exc: BaseException) -> str:
     if len(message) > 200:
         message = message[:199] + "…"
     return f"internal error {type(exc).__name__}" + (f": {message}" if message else "")
-
-
-_FLAVOUR = re.compile(r"[-_][A-Za-z0-9]+$")
-
-
-def batch_groups(groups: list[list[Path]]) -> list[list[int]]:
-    """Consecutive groups whose folders are named alike but for a last `-word` (`prog-cuda`,
-    `prog-hip`, `prog-omp`) make one task: they often hold copies of the same files, and a
-    process reuses a copy's expansion and parse (`parsing.RecentTexts`) only if it meets both."""
-    batches: list[list[int]] = []
-    last: tuple[str, ...] | None = None
-    for i, group in enumerate(groups):
-        stem = tuple(_FLAVOUR.sub("", part) for part in group[0].parent.parts)
-        if batches and stem == last:
-            batches[-1].append(i)
-        else:
-            batches.append([i])
-        last = stem
-    return batches
-
-
-class _ExpressionPickler(pickle.Pickler):
-    """Sympy expressions travel as nested tuples (`expr_to_tuple`): unpickling them the
-    default way re-simplifies every node, in the parent, while the workers wait for a core."""
-
-    def reducer_override(self, obj: object) -> object:
-        if not isinstance(obj, sympy.Basic):
-            return NotImplemented
-        data = expr_to_tuple(obj)
-        if isinstance(data, tuple) and data[0] == "P":
-            return NotImplemented  # a node kind without a tuple form: sympy's own pickling
-        return expr_from_tuple, (data,)
-
-
-def _run_parallel(
-    job: _GroupJob,
-    groups: list[list[Path]],
-    workers: int,
-    on_group_done: Callable[[int, int], None] | None,
-) -> list[_Outcome]:
-    """Batches of groups, largest first, over `workers` processes: this one and `workers - 1`
-    started here. Each process takes the next batch from a shared counter when it is free, so
-    none waits for another to hand it work, and no process beyond one per CPU runs (a parent
-    that only waited for results would still take CPU to read them back). A started process
-    sends its outcomes once, when no batch is left. Outcomes come back in group order."""
-    # On Linux, fork hands the loaded model, modules and groups to workers for free; elsewhere
-    # (macOS, Windows) the platform's default start method pickles them once per worker.
-    mp_context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
-    batches = sorted(batch_groups(groups), key=lambda batch: -sum(len(groups[i]) for i in batch))
-    counters = mp_context.Value("i", 0), mp_context.Value("i", 0)
-    shared = _SharedBatches(job, groups, batches, *counters)
-    outcomes: list = [None] * len(groups)
-
-    def store(batch: list[int], found: list[_Outcome]) -> None:
-        for i, outcome in zip(batch, found, strict=True):
-            outcomes[i] = outcome
-
-    started = []
-    for _ in range(workers - 1):
-        receive, send = mp_context.Pipe(duplex=False)
-        process = mp_context.Process(target=_work_in_process, args=(shared, send), daemon=True)
-        process.start()
-        send.close()
-        started.append((process, receive))
-    try:
-        for batch, found in shared.take():
-            store(batch, found)
-            if on_group_done:
-                on_group_done(shared.finished.value, len(groups))
-        for process, receive in started:
-            for batch, found in _received(process, receive):
-                store(batch, found)
-            process.join()
-    except BaseException:
-        for process, _ in started:
-            process.terminate()
-        raise
-    if on_group_done:
-        on_group_done(len(groups), len(groups))
-    return outcomes
-
-
-@dataclass
-class _SharedBatches:
-    """The batches every process of a parallel analysis takes from, with counters shared
-    between the processes: batches taken, and groups done (for progress)."""
-
-    job: _GroupJob
-    groups: list[list[Path]]
-    batches: list[list[int]]
-    claimed: Synchronized
-    finished: Synchronized
-
-    def take(self) -> Iterator[tuple[list[int], list[_Outcome]]]:
-        """(batch, its outcomes) for each batch this process takes, until none is left."""
-        while True:
-            with self.claimed.get_lock():
-                taken = self.claimed.value
-                self.claimed.value += 1
-            if taken >= len(self.batches):
-                return
-            batch = self.batches[taken]
-            found = [self.job(self.groups[i]) for i in batch]
-            self.job.judge(found)
-            with self.finished.get_lock():
-                self.finished.value += len(batch)
-            yield batch, found
-
-
-def _work_in_process(shared: _SharedBatches, send: Connection) -> None:
-    """A started process: batches until none is left, then every outcome in one message,
-    sympy expressions as plain tuples (results hold no parse trees: they cannot be pickled).
-    Each batch is pickled as it is done, so that its objects can go."""
-    _put_off_full_collections()  # as `_young_collections_only`, for the process's life
-    done: list[bytes] = []
-    try:
-        for batch, found in shared.take():
-            buffer = io.BytesIO()
-            _ExpressionPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((batch, found))
-            done.append(buffer.getvalue())
-        message = pickle.dumps(("done", done), protocol=pickle.HIGHEST_PROTOCOL)
-    except BaseException as exc:  # the parent raises it (or says what it was)
-        try:
-            message = pickle.dumps(("error", exc))
-        except Exception:
-            message = pickle.dumps(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
-    send.send_bytes(message)
-    send.close()
-
-
-def _received(process: BaseProcess, receive: Connection) -> list[tuple[list[int], list[_Outcome]]]:
-    """A started process's outcomes, or its error raised here."""
-    try:
-        status, payload = pickle.loads(receive.recv_bytes())
-    except EOFError:
-        process.join()
-        raise RuntimeError(
-            f"an analysis process ended without its results (exit code {process.exitcode})"
-        ) from None
-    if status == "error":
-        raise payload
-    return [pickle.loads(data) for data in payload]
