@@ -6,6 +6,7 @@ and the default predictor's verdict) is only run where a scenario needs it (hybr
 and measured figures ride along as truth; only the profile scenario shows the figures to
 the model.
 """
+
 from __future__ import annotations
 
 import random

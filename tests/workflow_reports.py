@@ -13,18 +13,26 @@ from roofcast.predictors.roofline import roofline_verdict
 CLASSES = ("sp", "dp", "hp", "int")
 
 
-def kernel(name: str, file: str, line: int, load: float, store: float, gpu: GPU,
-           **ops: float) -> dict:
+def kernel(
+    name: str, file: str, line: int, load: float, store: float, gpu: GPU, **ops: float
+) -> dict:
     """One kernel dict; its verdict is the analytic rule's (`roofline_verdict`) on `gpu`."""
     flops = {c: ops.get(c, 0) for c in CLASSES}
     moved = load + store
     ai = {c: (flops[c] / moved if moved else 0.0) for c in CLASSES}
     verdict = roofline_verdict(ai, gpu, moves_bytes=moved > 0)
     return {
-        "name": name, "file": file, "line": line, "language": "cuda",
-        "flops_per_thread": flops, "bytes_per_thread": {"load": load, "store": store},
-        "arithmetic_intensity": ai, "bound": verdict.bound, "reason": verdict.reason,
-        "predictor": verdict.predictor, "symbols": [],
+        "name": name,
+        "file": file,
+        "line": line,
+        "language": "cuda",
+        "flops_per_thread": flops,
+        "bytes_per_thread": {"load": load, "store": store},
+        "arithmetic_intensity": ai,
+        "bound": verdict.bound,
+        "reason": verdict.reason,
+        "predictor": verdict.predictor,
+        "symbols": [],
     }
 
 
@@ -33,10 +41,14 @@ def report(gpu_name: str, specs: list[tuple], root: Path) -> dict:
     gpu = load_gpu(gpu_name)
     return {
         "schema_version": 1,
-        "gpu": {"name": gpu.name, "key": gpu.key,
-                "balance_points": gpu.to_json()["balance_points"]},
-        "kernels": [kernel(n, str(root / f), ln, ld, st, gpu, **ops)
-                    for n, f, ln, ld, st, ops in specs],
+        "gpu": {
+            "name": gpu.name,
+            "key": gpu.key,
+            "balance_points": gpu.to_json()["balance_points"],
+        },
+        "kernels": [
+            kernel(n, str(root / f), ln, ld, st, gpu, **ops) for n, f, ln, ld, st, ops in specs
+        ],
         "problems": [],
     }
 
