@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, cast
 
 import sympy
 import tree_sitter
+from roofcast.analyzer.index import function_name, parameters
 from roofcast.analyzer.parsing import (
     NodeCache,
     captures,
@@ -333,9 +334,6 @@ def caller_bindings(func: tree_sitter.Node, calls: CallSites | None) -> dict[str
 def _first_caller_bindings(
     func: tree_sitter.Node, calls: CallSites | None
 ) -> dict[str, sympy.Expr]:
-    from roofcast.analyzer.cuda import parameters
-    from roofcast.analyzer.index import function_name
-
     params = [p.name for p in parameters(func)]
     if not params:
         return {}

@@ -10,9 +10,9 @@ import sympy
 import tree_sitter
 from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
-from roofcast.analyzer.cuda import parameters, signature
+from roofcast.analyzer.cuda import signature
 from roofcast.analyzer.hostvalues import caller_bindings, mapped_bytes
-from roofcast.analyzer.index import FileIndex, function_name, template_params
+from roofcast.analyzer.index import FileIndex, function_name, parameters, template_params
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.parsing import node_text
 

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from roofcast.gpu_specs import GPU, UnknownGPUError, load_gpu
 from roofcast.kernels.textbook import GPUS, TextbookError, TextbookKernel, load_textbook
 
-from roofcast.pipeline import KernelResult, analyze_paths
-from roofcast.predictors import Predictor, default_predictor, get_predictor
+from roofcast.pipeline import analyze_paths
+from roofcast.predictors import Predictor
+from roofcast.registry import default_predictor, get_predictor
+from roofcast.results import KernelResult
 
 
 @dataclass(frozen=True)

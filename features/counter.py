@@ -18,7 +18,7 @@ from typing import Any, cast
 import sympy
 import tree_sitter
 from roofcast.analyzer.functionscan import ASSIGNED_PATTERNS, scan_function
-from roofcast.analyzer.index import template_params
+from roofcast.analyzer.index import parameters, template_params
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.parsing import (
     NodeCache,
@@ -1363,8 +1363,6 @@ class KernelCounter:
     ) -> CType:
         """Add a device function's counts at the call site, binding its parameters (and, for
         a method, the object's data members: see `bind_members`)."""
-        from roofcast.analyzer.cuda import parameters
-
         return_type_node = callee.node.child_by_field_name("type")
         return_type = self.types.parse(node_text(return_type_node)) if return_type_node else UNKNOWN
         body = callee.node.child_by_field_name("body")

@@ -9,12 +9,12 @@ from typing import cast
 import sympy
 import tree_sitter
 from roofcast.analyzer.cexpr import CExprError
-from roofcast.analyzer.cuda import parameters
+from roofcast.analyzer.cvalue import parse_value
+from roofcast.analyzer.index import parameters
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.openmp import pragma_words
 from roofcast.analyzer.parsing import NodeCache, captures, language, node_text
 from roofcast.features.counter import KernelCounter, Var, unwrap_declarator
-from roofcast.features.cvalue import parse_value
 from roofcast.features.ompwork import region_shape, region_work
 from roofcast.features.symbolic import builtin, symbol
 from roofcast.features.traffic import Dim

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import sympy
 from roofcast.analyzer.cexpr import CExprError
+from roofcast.analyzer.cvalue import MAX_COUNT, is_type_name, parse_value
 from roofcast.analyzer.hostvalues import exe_arg_values
-from roofcast.features.cvalue import is_type_name, parse_value
 from roofcast.features.mathfuncs import special_costs
 from roofcast.features.numeric import NotNumeric, evaluate
 from roofcast.features.symbolic import symbol
@@ -38,42 +38,6 @@ def default_for(name: str) -> int:
     if name.startswith("trip_L"):
         return DEFAULT_TRIP_COUNT
     return DEFAULT_SYMBOL_VALUE
-
-
-def parse_define(text: str) -> tuple[str, str]:
-    """`NAME=VALUE` -> (NAME, VALUE); raises ValueError with a message fit for the user."""
-    if "=" not in text:
-        raise ValueError(f"malformed --define '{text}': expected NAME=VALUE")
-    name, value = (part.strip() for part in text.split("=", 1))
-    if not name.isidentifier() or not value:
-        raise ValueError(f"malformed --define '{text}': expected NAME=VALUE")
-    return name, value
-
-
-_NOT_FINITE = frozenset({"nan", "inf", "infinity"})
-
-
-def check_define(name: str, value: str) -> str | None:
-    """A warning for a --define value that binds no size as the user may think, or None;
-    ValueError (one line) for a value that cannot mean anything: not a C expression or type
-    name, not a finite number, or beyond the counts' range (MAX_COUNT)."""
-    shown = f"--define {name}={value}"
-    if is_type_name(value):
-        return None  # a type binding: T=double
-    try:
-        expr = parse_value(value)
-    except CExprError as exc:
-        raise ValueError(f"malformed {shown}: not a C expression or type name ({exc})") from None
-    if expr.free_symbols:
-        if {s.name.lower() for s in expr.free_symbols} & _NOT_FINITE:
-            raise ValueError(f"malformed {shown}: not a finite number")
-        return f"{shown} is not a number: it binds no count (its names stay symbolic)"
-    number = float(expr)
-    if not math.isfinite(number) or abs(number) > MAX_COUNT:
-        raise ValueError(f"malformed {shown}: out of range (counts stop at {MAX_COUNT:g})")
-    if number <= 0:
-        return f"{shown} is not a positive size: counts that scale with {name} are 0"
-    return None
 
 
 def numeric_bindings(defines: Mapping[str, str]) -> dict[str, float]:
@@ -113,9 +77,6 @@ def substitute(expr: sympy.Expr, values: Mapping[str, float | str]) -> sympy.Exp
     subs = {s: values[s.name] for s in expr.free_symbols if s.name in values}
     # xreplace: a structural swap, many times faster than subs and enough for numbers
     return expr.xreplace({s: as_expr(v) for s, v in subs.items()}) if subs else expr
-
-
-MAX_COUNT = 1e18  # beyond any real kernel: a runaway symbolic product, clamped (and reported)
 
 
 def _clamp(value: float, key: str, clamped: dict[str, float] | None) -> float:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import sympy
-from roofcast.features.cvalue import SIDECAR_FUNCTIONS, parse_value
+from roofcast.analyzer.cvalue import SIDECAR_FUNCTIONS, parse_value
 
 if sys.version_info >= (3, 11):
     import tomllib

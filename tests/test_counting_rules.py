@@ -13,9 +13,10 @@ import sympy
 from roofcast.features.vector import SPECIAL_FLOP_WEIGHTS
 from roofcast.gpu_specs import load_gpu
 
-from roofcast.pipeline import KernelResult, analyze_paths
+from roofcast.pipeline import analyze_paths
 from roofcast.predictors.base import LaunchContext
 from roofcast.predictors.roofline import RooflinePredictor
+from roofcast.results import KernelResult
 
 
 def analyze(

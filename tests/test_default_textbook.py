@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from roofcast.predictors import default_predictor, get_predictor
-from roofcast.predictors.textbook_check import agreement, textbook_cases
+from roofcast.registry import default_predictor, get_predictor
+from roofcast.training.textbook_check import agreement, textbook_cases
 
 TARGET = 0.90
 

@@ -15,9 +15,10 @@ import pytest
 import sympy
 from roofcast.analyzer import discover
 from roofcast.analyzer.cexpr import MAX_DEPTH, CExprError, tokenize
-from roofcast.features.cvalue import SIDECAR_FUNCTIONS, parse_value
+from roofcast.analyzer.cvalue import SIDECAR_FUNCTIONS, parse_value
+from roofcast.analyzer.defines import check_define
 from roofcast.features.entry import host_expression
-from roofcast.features.resolve import MAX_COUNT, check_define, numeric_bindings
+from roofcast.features.resolve import MAX_COUNT, numeric_bindings
 
 KERNEL = """\
 __global__ void scale(float* y) {

@@ -13,9 +13,10 @@ from roofcast.features.ompwork import clause_argument, region_shape
 from roofcast.gpu_specs import load_gpu
 
 from roofcast.evaluation.counts import launch_threads
-from roofcast.pipeline import KernelResult, analyze_paths
+from roofcast.pipeline import analyze_paths
 from roofcast.predictors.base import LaunchContext
 from roofcast.predictors.roofline import RooflinePredictor
+from roofcast.results import KernelResult
 
 
 def analyze(tmp_path: Path, source: str, block=None, grid=None) -> dict[str, KernelResult]:

@@ -101,7 +101,8 @@ def analyze(
     """Analyze kernels statically and say whether each is compute- or bandwidth-bound."""
     from roofcast.analyzer import SourceError
     from roofcast.pipeline import analyze_paths
-    from roofcast.predictors import LaunchContext, get_predictor
+    from roofcast.registry import get_predictor
+    from roofcast.results import LaunchContext
 
     output_file(output)
     target = gpu_or_fail(gpu)
@@ -235,14 +236,14 @@ def _add_llm(report, model: str, scenario: str, gpu, context) -> None:
     """The LLM's verdict beside the static one, a few requests in flight."""
     try:
         from roofcast.llm.client import EndpointError
-        from roofcast.llm.predictor import LLMPredictor, llm_verdicts
+        from roofcast.llm.predictor import LLMPredictor
         from roofcast.llm.store import StoreError
     except ImportError as exc:
         fail(f"the LLM predictor is not available in this installation ({exc})")
     try:
-        predictor = LLMPredictor(model=model, scenario=scenario)
+        predictor = LLMPredictor(model=model, scenario=scenario, concurrency=4)
         predictor.check()
-        verdicts = llm_verdicts(report.kernels, gpu, predictor, context, concurrency=4)
+        verdicts = predictor.predict([(k, context) for k in report.kernels], gpu)
     except ValueError as exc:  # configuration: no key, unknown scenario or option
         fail(str(exc))
     except (EndpointError, StoreError) as exc:

@@ -51,19 +51,12 @@ def _pairs(items: Sequence[str] | None, what: str) -> dict[str, str]:
 
 def load_predictor(name: str | None, options: dict[str, str]) -> Predictor:
     """The named predictor (or the default: the best offline one); unknown -> one line."""
+    from roofcast.registry import default_predictor, get_predictor
+
     try:
-        from roofcast import predictors
-    except ImportError as exc:  # pragma: no cover - a broken install
-        fail(f"predictors unavailable: {exc}")
-    try:
-        if name is None and not options and hasattr(predictors, "default_predictor"):
-            return predictors.default_predictor()
-        getter = getattr(predictors, "get_predictor", None)
-        if getter is None:
-            fail("predictor registry (roofcast.predictors.get_predictor) is not available")
-        return getter(name, **options)
-    except typer.Exit:
-        raise
+        if name is None and not options:
+            return default_predictor()
+        return get_predictor(name, **options)  # type: ignore[arg-type]
     except ImportError as exc:
         fail(f"predictor {name or 'default'!r} is not available here ({exc})")
     except (KeyError, ValueError, TypeError, LookupError, OSError) as exc:

@@ -29,7 +29,7 @@ def gpu_or_fail(name: str) -> GPU:
 def defines_or_fail(items: list[str] | None) -> dict[str, str]:
     """NAME=VALUE pairs; a value that cannot mean anything is a one-line error (exit 2), one
     that binds no size as the user may think a one-line warning (see `check_define`)."""
-    from roofcast.features.resolve import check_define, parse_define
+    from roofcast.analyzer.defines import check_define, parse_define
 
     out: dict[str, str] = {}
     for item in items or []:

@@ -6,6 +6,7 @@ count when the analyzer resolved it (one iteration = one unit of counted work), 
 row's block x grid. DRAM bytes are predicted as global load + store bytes x threads: an
 upper bound where caches catch reuse, which is what the comparison shows.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,7 +17,7 @@ from roofcast.evaluation.metrics import CountPair
 
 if TYPE_CHECKING:
     from roofcast.evaluation.runner import RowOutcome
-    from roofcast.pipeline import KernelResult
+    from roofcast.results import KernelResult
 
 
 def _number(value: object) -> float | None:

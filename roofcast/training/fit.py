@@ -306,7 +306,7 @@ def train(
     model = export(models, settings, trained_on, cv, calibration)
     if textbook:
         from roofcast.predictors.learned import LearnedPredictor
-        from roofcast.predictors.textbook_check import textbook_agreement
+        from roofcast.training.textbook_check import textbook_agreement
 
         model["textbook"] = textbook_agreement(LearnedPredictor(model))
     return model
