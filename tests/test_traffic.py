@@ -16,6 +16,7 @@ from roofcast.features.traffic import (
     launch_traffic,
 )
 from roofcast.gpu_specs import load_gpu
+
 from roofcast.pipeline import analyze_paths
 from roofcast.predictors.roofline import RooflinePredictor
 from roofcast.results import LaunchContext
