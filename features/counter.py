@@ -2188,10 +2188,17 @@ _PARENTHESIZED_NAME = re.compile(r"\(\s*([A-Za-z_]\w*)\s*\)")
 
 
 def _uncast(node: tree_sitter.Node) -> tree_sitter.Node:
-    """The operand under parentheses and casts."""
-    while node.type in ("parenthesized_expression", "cast_expression") and node.named_children:
-        node = node.child_by_field_name("value") or node.named_children[-1]
-    return node
+    """The operand under parentheses and casts, C's and C++'s (`reinterpret_cast<T*>(p)`)."""
+    while True:
+        if node.type in ("parenthesized_expression", "cast_expression") and node.named_children:
+            node = node.child_by_field_name("value") or node.named_children[-1]
+            continue
+        if node.type == "call_expression" and callee_name(node) in _CASTS:
+            args = node.child_by_field_name("arguments")
+            if args is not None and len(args.named_children) == 1:
+                node = args.named_children[0]
+                continue
+        return node
 
 
 def _init_value(init: tree_sitter.Node | None) -> tree_sitter.Node | None:
