@@ -205,7 +205,7 @@ class KernelCounter:
         self.accesses: list[Access] = []
         self.dims: list[Dim] = []
         self.index_mode = False  # `value` gives loop counters as symbols, not their means
-        self.placing: tuple[str, sympy.Expr | None, int, int] | None = None  # see `place`
+        self.placing: tuple[str, sympy.Expr | None, int, int, bool] | None = None  # `place`
 
     # ---------------------------------------------------------------- limits
     def spend(self, amount: int = 1) -> None:
@@ -610,7 +610,7 @@ class KernelCounter:
         alias: str,
         unit: int,
         node: tree_sitter.Node,
-    ) -> tuple[str, sympy.Expr | None, int, int]:
+    ) -> tuple[str, sympy.Expr | None, int, int, bool]:
         """Where a global access falls, for the traffic model (T2): (array, element offset
         over the dims or None, bytes per offset step, line), through a pointer into an array
         where there is one."""
@@ -627,7 +627,8 @@ class KernelCounter:
         else:
             index = self.index_of(indices[0]) if indices else sympy.Integer(0)
         index = offset / unit + index if index is not None and offset is not None else None
-        return array, index, unit, node.start_point[0] + 1 + self.line_offset
+        indirect = index is None and any(self._is_loaded(i) for i in indices)
+        return array, index, unit, node.start_point[0] + 1 + self.line_offset, indirect
 
     def any_varying(self, names: frozenset[str] | set[str]) -> bool:
         """Whether any of `names` changes with a loop (its index value differs)."""
@@ -678,13 +679,13 @@ class KernelCounter:
         it falls (copies, members through `this`), its place is unknown (T2)."""
         width = size if isinstance(size, int) else as_integer(size)
         if self.placing is not None:
-            array, index, unit, line = self.placing
+            array, index, unit, line, indirect = self.placing
         else:
-            array, index, unit, line = str(key[1]), None, 1, 0
+            array, index, unit, line, indirect = str(key[1]), None, 1, 0, True
         if not isinstance(width, int):
             index = None  # a copy of symbolic size: charged as the per-thread count (T6)
         self.accesses.append(
-            Access(array, index, unit, width, store, self.nest_trips(key[-1]), line)
+            Access(array, index, unit, width, store, self.nest_trips(key[-1]), line, indirect)
         )
 
     def _is_loaded(self, node: tree_sitter.Node) -> bool:
@@ -2187,10 +2188,17 @@ _PARENTHESIZED_NAME = re.compile(r"\(\s*([A-Za-z_]\w*)\s*\)")
 
 
 def _uncast(node: tree_sitter.Node) -> tree_sitter.Node:
-    """The operand under parentheses and casts."""
-    while node.type in ("parenthesized_expression", "cast_expression") and node.named_children:
-        node = node.child_by_field_name("value") or node.named_children[-1]
-    return node
+    """The operand under parentheses and casts, C's and C++'s (`reinterpret_cast<T*>(p)`)."""
+    while True:
+        if node.type in ("parenthesized_expression", "cast_expression") and node.named_children:
+            node = node.child_by_field_name("value") or node.named_children[-1]
+            continue
+        if node.type == "call_expression" and callee_name(node) in _CASTS:
+            args = node.child_by_field_name("arguments")
+            if args is not None and len(args.named_children) == 1:
+                node = args.named_children[0]
+                continue
+        return node
 
 
 def _init_value(init: tree_sitter.Node | None) -> tree_sitter.Node | None:

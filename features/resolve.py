@@ -287,7 +287,11 @@ def resolve_counts(
     symbolic = {k: e for k, e in partial.items() if e.free_symbols and k in _SHOWN_SYMBOLIC}
     numbers = {k: _evaluated(e, everything, k, clamped) for k, e in exprs.items()}
     special = {k.split(":", 1)[1]: v for k, v in numbers.items() if k.startswith("special:")}
-    dram = _launch_traffic(fv, everything, numbers["threads"], gpu) if gpu is not None else None
+    dram = (
+        _launch_traffic(fv, everything, numbers["threads"], gpu, set(defaults))
+        if gpu is not None
+        else None
+    )
     return ResolvedCounts(
         flops={
             "sp": numbers["flops_sp"],
@@ -318,7 +322,11 @@ def resolve_counts(
 
 
 def _launch_traffic(
-    fv: FeatureVector, values: Mapping[str, float], threads: float, gpu
+    fv: FeatureVector,
+    values: Mapping[str, float],
+    threads: float,
+    gpu,
+    guessed: set[str] | frozenset[str] = frozenset(),
 ) -> LaunchTraffic | None:
     """The traffic model on the kernel's accesses, every name bound as the counts are
     (names only an index uses get their documented defaults too)."""
@@ -335,6 +343,7 @@ def _launch_traffic(
     bound = dict(values)
     for name in names - bound.keys():
         bound[name] = default_for(name)
+    guessed = frozenset(guessed) | (names - values.keys())
     block = [bound.get(f"blockDim_{axis}", 1) for axis in "xyz"]
     return launch_traffic(
         fv.accesses,
@@ -343,6 +352,7 @@ def _launch_traffic(
         threads,
         machine_of(gpu),
         block_threads=float(math.prod(block)) if fv.work_items is None else None,
+        guessed=guessed,
     )
 
 

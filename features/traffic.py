@@ -36,6 +36,9 @@ class Access:
     store: bool
     repeats: sympy.Expr  # how often one thread makes it: its enclosing loops' trip product
     line: int
+    #: an unknown index read from memory (`x[col[j]]`); else unknown because it moves with a
+    #: loop the dims do not describe (rule T6)
+    indirect: bool = True
 
 
 @dataclass(frozen=True)
@@ -251,6 +254,7 @@ def launch_traffic(
     threads: float,
     machine: Machine,
     block_threads: float | None = None,
+    guessed: frozenset[str] = frozenset(),
 ) -> LaunchTraffic | None:
     """DRAM load and store bytes of the whole launch, or None when nothing is known."""
     if not accesses or threads <= 0:
@@ -276,15 +280,22 @@ def launch_traffic(
             return None
         width = max(1, math.ceil(width))
         index = access.index
+        if index is not None and _uses_guesses(index, dims, guessed):
+            index = None  # T8: a place over sizes nobody gave: no reuse is assumed
         rng = _affine(index, extents, values, lanes) if index is not None else None
         requested = threads * repeats * _sectors_per_lane(rng, access.unit, width)
         traffic.requested += requested
         key = (access.array, access.store)
         if rng is None:
-            # T6: a data-dependent place; each thread's touches are taken as distinct from
-            # other threads', and its own repeats (a loop over it) as hits
+            # T6: a data-dependent place. Read through memory (a gather), one distinct place
+            # per thread, its repeats hits; moved by a loop (`for (j = start[r]; ...)`), a new
+            # place each time
             traffic.exact = False
-            footprint = min(requested, threads * width)
+            footprint = (
+                min(requested, threads * width)
+                if access.indirect and index is access.index
+                else requested
+            )
             sums[key] = sums.get(key, 0.0) + footprint
             wave_sums[access.array] = wave_sums.get(access.array, 0.0) + footprint / waves
             continue
@@ -331,6 +342,20 @@ def launch_traffic(
         waves=waves,
         decision=decision,
     )
+
+
+def _uses_guesses(index: sympy.Expr, dims: Sequence[Dim], guessed: frozenset[str]) -> bool:
+    """Whether an index, or the range of a dim it moves over, rests on a default value."""
+    if not guessed:
+        return False
+    extents = {d.symbol: d.extent for d in dims}
+    for s in index.free_symbols:
+        if s.name in guessed:
+            return True
+        extent = extents.get(s)
+        if extent is not None and any(e.name in guessed for e in extent.free_symbols):
+            return True
+    return False
 
 
 def _union_bytes(ranges: list[tuple[float, float, int]]) -> float:
