@@ -82,6 +82,7 @@ def analyze_paths(
     include_dirs: Sequence[Path] = (),
     database: CompileDatabase | None = None,
     traffic: str = "launch",
+    by_line: bool = False,
 ) -> AnalysisReport:
     """The whole `analyze` job on files or folders.
 
@@ -112,6 +113,7 @@ def analyze_paths(
             undefines,
             database,
             traffic,
+            by_line,
         )
         workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
         if workers > 1:
@@ -154,6 +156,7 @@ class _GroupJob:
     undefines: frozenset[str] = frozenset()
     database: CompileDatabase | None = None
     traffic: str = "launch"  # which DRAM bytes the intensities use (features/traffic.py)
+    by_line: bool = False  # each source line's counts too (`explain`)
 
     def __call__(self, files: list[Path]) -> _Outcome:
         """The group's results, without verdicts: `judge` gives those for many groups at once.
@@ -164,7 +167,7 @@ class _GroupJob:
         for ir in kernels:
             bound = {**ir.build_defines, **self.defines}  # the compile command's -D, under ours
             try:
-                features = count_features(ir, bound)
+                features = count_features(ir, bound, by_line=self.by_line)
                 resolved = resolve_counts(features, bound, self.context, self.gpu, self.traffic)
             except Exception as exc:  # noqa: BLE001 - reported, see above
                 problems.append(FileProblem(ir.file, f"{_kernel(ir)} not analysed: {_error(exc)}"))
