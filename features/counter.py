@@ -191,6 +191,8 @@ class KernelCounter:
         self.work = 0  # statements and expressions visited (rule B1)
         self.budget = WORK_BUDGET
         self.warned: set[str] = set()  # the rules already named in fv.warnings
+        self.source_file = ir.file  # the file of the statements walked (an inlined callee's)
+        self.frame_base = 0  # frames of the function being walked start here (compile mode)
 
     # ---------------------------------------------------------------- limits
     def spend(self, amount: int = 1) -> None:
@@ -1312,9 +1314,12 @@ class KernelCounter:
         saved_scopes = self.scopes
         self.scopes = [*self.scopes[:1], {**members, **scope}]
         self.member_stack.append(members)
+        outer = self.source_file, self.frame_base
+        self.source_file, self.frame_base = str(callee.file), len(self.frames)
         try:
             self.stmt(body)
         finally:
+            self.source_file, self.frame_base = outer
             self.member_stack.pop()
             self.scopes = saved_scopes
             self.inline_depth -= 1
@@ -1430,6 +1435,7 @@ class KernelCounter:
         if handler is _MISSING:
             handler = _STMT_HANDLERS[t] = getattr(KernelCounter, "_s_" + t, None)
         self.stmt_depth += 1
+        self.note_line(node)
         if handler is not None:
             handler(self, node)
         elif node.type == "ERROR":
@@ -1751,10 +1757,17 @@ class KernelCounter:
         frame = Frame(id=len(self.trips), trip=trip, assigned=self.assigned_in(node))
         self.trips[frame.id] = trip
         self.frames.append(frame)
+        self.note_line(node)  # a loop's own line (its test and update) runs once per trip
         self._key = None
         self.fv.loops += 1
         self.max_depth = max(self.max_depth, len(self.frames))
         return frame
+
+    def note_line(self, node: tree_sitter.Node) -> None:
+        """Compile mode: the trip counts of the loops around a source line, within its own
+        function (docs/counting.md S3); the innermost statement of a line is noted last."""
+        where = (self.source_file, node.start_point[0] + 1 + self.line_offset)
+        self.fv.line_loops[where] = tuple(f.trip for f in self.frames[self.frame_base :])
 
     def pop_frame(self, frame: Frame) -> None:
         self.frames.remove(frame)

@@ -16,6 +16,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sympy
 
@@ -31,6 +32,9 @@ from roofcast.features.symbolic import expr_from_tuple, expr_to_tuple
 from roofcast.features.vector import FeatureVector
 from roofcast.gpu_specs import GPU
 from roofcast.predictors.base import LaunchContext, Predictor, Verdict
+
+if TYPE_CHECKING:
+    from roofcast.analyzer.compile import Compiler
 
 SCHEMA_VERSION = 1
 
@@ -73,6 +77,9 @@ class KernelResult:
         }
         if self.ir.compile_unit is not None:
             out["compile_command"] = dict(self.ir.compile_unit)
+        if self.features.counted_from:  # --compile
+            out["counted_from"] = self.features.counted_from
+            out["counted_why"] = self.features.counted_why
         if self.extra_verdicts:
             out["verdicts"] = {k: v.to_json() for k, v in self.extra_verdicts.items()}
         return out
@@ -106,11 +113,12 @@ def analyze_kernels(
     defines: Mapping[str, str] | None = None,
     predictor: Predictor | None = None,
     context: LaunchContext | None = None,
+    compiler: Compiler | None = None,
 ) -> list[KernelResult]:
     """Count, resolve and predict for kernels already discovered."""
     from roofcast.predictors import default_predictor
 
-    results = count_kernels(kernels, defines, context)
+    results = count_kernels(kernels, defines, context, compiler)
     predict_verdicts(results, gpu, predictor or default_predictor(), context)
     return results
 
@@ -119,13 +127,17 @@ def count_kernels(
     kernels: Iterable[KernelIR],
     defines: Mapping[str, str] | None = None,
     context: LaunchContext | None = None,
+    compiler: Compiler | None = None,
 ) -> list[KernelResult]:
     """Count and resolve, without verdicts (`predict_verdicts` gives them). A kernel's
-    compile command's -D (`build_defines`) are bound too, under `defines`."""
+    compile command's -D (`build_defines`) are bound too, under `defines`. With a
+    `compiler` (--compile), FLOPs and int ops come from the kernel's SASS where it has some."""
     results = []
     for ir in kernels:
         bound = {**ir.build_defines, **(defines or {})}
         features = count_features(ir, bound)
+        if compiler is not None:
+            _recount(ir, features, compiler)
         resolved = resolve_counts(features, bound, context)
         results.append(KernelResult(ir=ir, features=features, resolved=resolved))
     return results
@@ -159,6 +171,7 @@ def analyze_paths(
     undefines: frozenset[str] = frozenset(),
     include_dirs: Sequence[Path] = (),
     database: CompileDatabase | None = None,
+    compiler: Compiler | None = None,
 ) -> AnalysisReport:
     """The whole `analyze` job on files or folders.
 
@@ -183,7 +196,14 @@ def analyze_paths(
         groups = independent_groups(files, roots, unit_dirs)
         defined = {k: v for k, v in (defines or {}).items() if k not in undefines}
         job = _GroupJob(
-            roots, gpu, defined, predictor or default_predictor(), context, undefines, database
+            roots,
+            gpu,
+            defined,
+            predictor or default_predictor(),
+            context,
+            undefines,
+            database,
+            compiler,
         )
         workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
         if workers > 1:
@@ -254,6 +274,7 @@ class _GroupJob:
     context: LaunchContext | None
     undefines: frozenset[str] = frozenset()
     database: CompileDatabase | None = None
+    compiler: Compiler | None = None
 
     def __call__(self, files: list[Path]) -> _Outcome:
         """The group's results, without verdicts: `judge` gives those for many groups at once.
@@ -265,6 +286,8 @@ class _GroupJob:
             bound = {**ir.build_defines, **self.defines}  # the compile command's -D, under ours
             try:
                 features = count_features(ir, bound)
+                if self.compiler is not None:
+                    _recount(ir, features, self.compiler)
                 resolved = resolve_counts(features, bound, self.context)
             except Exception as exc:  # noqa: BLE001 - reported, see above
                 problems.append(FileProblem(ir.file, f"{_kernel(ir)} not analysed: {_error(exc)}"))
@@ -325,6 +348,12 @@ class _GroupJob:
                     result.verdict = None
                     message = f"{_kernel(result.ir)}: no verdict: {_error(exc)}"
                     problems.append(FileProblem(result.ir.file, message))
+
+
+def _recount(ir: KernelIR, features: FeatureVector, compiler: Compiler) -> None:
+    from roofcast.analyzer.compile import recount
+
+    recount(ir, features, compiler)
 
 
 def _kernel(ir: KernelIR) -> str:

@@ -69,6 +69,8 @@ class BuildFlags:
     undefines: frozenset[str] = frozenset()
     include_dirs: tuple[Path, ...] = ()
     database: CompileDatabase | None = None
+    #: --compile: an analyzer.compile.Compiler; FLOPs and int ops from SASS where it compiles
+    compiler: object | None = None
 
 
 class NoPrediction:
@@ -139,15 +141,19 @@ def analyze_rows(
     progress: bool = False,
     kernel_timeout: float | None = DEFAULT_KERNEL_TIMEOUT,
     build: BuildFlags | None = None,
+    compiler: object | None = None,
 ) -> list[RowOutcome]:
     """Match and analyze every row. `predictor=None` gives counts without a verdict.
 
     Each row's kernel is counted with the row's launch (block, grid, exe_args) and with its
     template instance bound (`void k<double>` binds the kernel's `T` to double), on top of
     `defines`. Identical (kernel, launch) pairs are analyzed once. `build`: the command
-    line's -U and -I and a compile database, for the sources' discovery.
+    line's -U and -I and a compile database, for the sources' discovery. `compiler` (or
+    `build.compiler`): --compile, the matched kernels' files compiled first, in parallel.
     """
     from roofcast.pipeline import analyze_kernels
+
+    compiler = compiler or (build.compiler if build is not None else None)
 
     if isinstance(sources, SourceIndex):
         index = sources
@@ -172,6 +178,8 @@ def analyze_rows(
             bar.advance(task)
         matches = index.match_all(rows)
         bar.update(task, visible=False)
+        if compiler is not None:
+            _compile_matched(compiler, matches, bar)
         task = bar.add_task("analyzing", total=len(rows), item="")
         for match in matches:
             row = match.row
@@ -183,7 +191,7 @@ def analyze_rows(
                 start = time.perf_counter()
                 if key not in cache:
                     cache[key] = _analyze_one(
-                        analyze_kernels, match, row_defines, gpu, chosen, kernel_timeout
+                        analyze_kernels, match, row_defines, gpu, chosen, kernel_timeout, compiler
                     )
                 outcome.result, outcome.error = cache[key]
                 outcome.seconds = time.perf_counter() - start
@@ -201,13 +209,16 @@ def _analyze_one(
     gpu: GPU,
     predictor: Predictor,
     timeout: float | None,
+    compiler: object | None = None,
 ) -> tuple[KernelResult | None, str]:
     """Count (under the time limit), then predict (no limit: an LLM may be slow)."""
     assert match.kernel is not None
     context = launch_context(match.row)
     try:
         with time_limit(timeout):
-            results = analyze_kernels([match.kernel], gpu, defines, NoPrediction(), context)
+            results = analyze_kernels(
+                [match.kernel], gpu, defines, NoPrediction(), context, compiler=compiler
+            )
     except Exception as exc:  # one kernel's failure is a scored miss, never a crash
         return None, _one_line(exc)
     if not results:
@@ -219,6 +230,19 @@ def _analyze_one(
         result.verdict = None
         return result, f"predictor {getattr(predictor, 'name', '?')}: {_one_line(exc)}"
     return result, ""
+
+
+def _compile_matched(compiler, matches: Sequence[Match], bar: Progress) -> None:
+    """--compile: the CUDA files (and the .cu files including them) of matched kernels,
+    compiled before counting, `compiler.jobs` at a time."""
+    files: set[Path] = set()
+    for match in matches:
+        ir = match.kernel
+        if ir is not None and ir.language == "cuda":
+            files.update(compiler.candidates(Path(ir.file).resolve()))
+    task = bar.add_task("compiling", total=len(files), item="")
+    compiler.prepare(files, compiler.jobs, lambda done, total: bar.update(task, completed=done))
+    bar.update(task, visible=False)
 
 
 def _one_line(exc: BaseException) -> str:

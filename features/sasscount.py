@@ -1,0 +1,60 @@
+"""Compile-mode counts: a kernel's classed SASS (features.sass) times how often each source
+line runs per thread (the counter's loop trip counts), into the FeatureVector's FLOP and
+integer fields (docs/counting.md, section "Compile mode", rules S3, S5, S7)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import sympy
+from roofcast.features.sass import CLASSES, KernelSass
+from roofcast.features.vector import FeatureVector
+
+Where = tuple[str, int]
+
+
+def _normalised(line_loops: Mapping[Where, tuple]) -> dict[Where, tuple]:
+    return {(os.path.realpath(f), line): trips for (f, line), trips in line_loops.items()}
+
+
+def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[str, sympy.Expr]:
+    """Per-thread executions by class (and `load_N`/`store_N` global accesses of N bytes).
+
+    Rule S5: an instruction runs (product of the trips of its source line's loops) / (unroll
+    factors of the compiler's loops around it) times. Its line is the kernel's call site
+    (outermost location), then for inlined code the callee's line within its function.
+    A line inside d source loops but only D < d kept loops counts the outer D loops' trips:
+    the inner ones were unrolled fully, each copy is an instruction of its own."""
+    loops = _normalised(line_loops)
+    out: dict[str, sympy.Expr] = {}
+    for group in sass.groups:
+        frames: tuple = ()
+        if group.where:
+            outer = group.where[-1]
+            frames = loops.get((os.path.realpath(outer[0]), outer[1]), ())
+            if len(group.where) > 1:
+                inner = group.where[0]
+                frames = frames + loops.get((os.path.realpath(inner[0]), inner[1]), ())
+        kept = frames[: min(group.depth, len(frames))]
+        runs = sympy.Mul(*kept) / group.unroll if kept else sympy.Integer(1)
+        for cls, n in group.counts.items():
+            out[cls] = out.get(cls, sympy.Integer(0)) + n * runs
+    return out
+
+
+def apply_sass(fv: FeatureVector, counts: Mapping[str, sympy.Expr]) -> None:
+    """Rule S7: FLOPs (add, mul, 2 x fma per precision) and integer instructions from SASS
+    replace the source counts; special functions are in the SASS already (dropped), bytes
+    stay the source's (DRAM traffic is not what the instructions load)."""
+
+    def get(cls: str) -> sympy.Expr:
+        return counts.get(cls, sympy.Integer(0))
+
+    fv.flops_sp = get("fadd") + get("fmul") + 2 * get("ffma")
+    fv.flops_dp = get("dadd") + get("dmul") + 2 * get("dfma")
+    fv.flops_hp = get("hadd") + get("hmul") + 2 * get("hfma")
+    fv.int_ops = get("integer")
+    fv.special = {}
+    for cls in CLASSES:
+        fv.symbols |= {s.name for s in get(cls).free_symbols}
