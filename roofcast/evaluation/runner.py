@@ -179,6 +179,8 @@ def analyze_rows(
         matches = index.match_all(rows)
         bar.update(task, visible=False)
         if compiler is not None:
+            if index.database is not None:  # relocated onto the sources
+                compiler.database = index.database
             _compile_matched(compiler, matches, bar)
         task = bar.add_task("analyzing", total=len(rows), item="")
         for match in matches:
@@ -290,11 +292,12 @@ def evaluate(
     progress: bool = False,
     kernel_timeout: float | None = DEFAULT_KERNEL_TIMEOUT,
     build: BuildFlags | None = None,
+    compiler: object | None = None,
 ) -> EvaluationResult:
     """Score `predictor` on manifest rows against their profiled labels and counts."""
     start = time.perf_counter()
     outcomes = analyze_rows(
-        manifest_rows, sources, gpu, predictor, defines, progress, kernel_timeout, build
+        manifest_rows, sources, gpu, predictor, defines, progress, kernel_timeout, build, compiler
     )
     return EvaluationResult(
         outcomes=outcomes,
