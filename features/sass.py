@@ -179,10 +179,10 @@ def _work(inst: Instruction) -> bool:
 
 
 def find_loops(function: SassFunction) -> list[Loop]:
-    """Rule S4: loops from backward branches. Of loops with the same parent loop whose
-    branches come from one source line, the one with most instructions is the main loop;
-    the others are remainder loops. The main loop's unroll factor is its work instructions
-    over the smallest remainder's (1 without a remainder)."""
+    """Rule S4: loops from backward branches (not to themselves). Of loops with the same
+    parent loop whose branches come from one source line, the one with most instructions
+    is the main loop, the others remainder loops. The main loop's unroll factor is its
+    work instructions over the smallest remainder's (1 without a remainder)."""
     insts = function.instructions
     raw: list[tuple[int, int, tuple[str, int] | None]] = []
     for inst in insts:
@@ -190,7 +190,8 @@ def find_loops(function: SassFunction) -> list[Loop]:
             continue
         target = inst.target
         start = function.labels.get(target) if target else None
-        if start is not None and start <= inst.address:
+        # a branch to itself after EXIT is the trap padding the function, not a loop
+        if start is not None and start < inst.address:
             raw.append((start, inst.address, inst.where[-1] if inst.where else None))
 
     def parent(loop: tuple[int, int, object]) -> tuple[int, int] | None:

@@ -1,0 +1,275 @@
+"""Compile mode (--compile): SASS read and classed per source line, times the loops' trips
+(docs/counting.md S0-S7), with real nvcc/nvdisasm runs where the toolkit is here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import sympy
+from roofcast.analyzer.compile import (
+    Compiler,
+    Tools,
+    demangled_base,
+    find_tools,
+    nvcc_command,
+    recount,
+    sm_arch,
+)
+from roofcast.analyzer.discover import discover_files
+from roofcast.features import count_features
+from roofcast.features.sass import classify_kernel, parse_disassembly
+from roofcast.features.sasscount import class_counts
+from roofcast.gpu_specs import load_gpu
+
+REPO = Path(__file__).resolve().parent.parent
+TOOLS = find_tools()
+needs_tools = pytest.mark.skipif(
+    bool(TOOLS.missing()), reason=f"compile mode tools missing: {TOOLS.missing()}"
+)
+
+# Written here for these tests: three small kernels whose SASS (nvcc 13, sm_86) was read by hand.
+SMALL = """\
+__global__ void axpy(int n, float a, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    y[i] = a * x[i] + y[i];
+  }
+}
+
+__global__ void sumsq(int n, const double* __restrict__ x, double* out) {
+  int i = threadIdx.x;
+  double s = 0.0;
+  for (int k = 0; k < n; k++) {
+    s += x[k * 64 + i] * x[k * 64 + i];
+  }
+  out[i] = s;
+}
+
+__global__ void fixed4(const float4* __restrict__ in, float* out) {
+  int i = threadIdx.x;
+  float acc = 0.f;
+  for (int k = 0; k < 4; k++) {
+    float4 v = in[i * 4 + k];
+    acc += v.x * v.y + v.z * v.w;
+  }
+  out[i] = acc;
+}
+"""
+
+# A hand-written nvdisasm -gi excerpt: a loop unrolled 2x with a 1x remainder, an inlined
+# callee line, a slow path reached by CALL, and the trap padding after EXIT.
+LISTING = """\
+//--------------------- .text._Z1kiPf --------------------------
+        .section        .text._Z1kiPf,"ax",@progbits
+_Z1kiPf:
+        //## File "/s/k.cu", line 3
+        /*0000*/                   IMAD.MOV.U32 R1, RZ, RZ, c[0x0][0x28] ;
+        /*0010*/                   MOV R2, RZ ;
+.L_x_1:
+        //## File "/s/h.cuh", line 7 inlined at "/s/k.cu", line 5
+
+        //## File "/s/k.cu", line 5
+        /*0020*/                   FFMA R2, R3, R3, R2 ;
+        /*0030*/                   FFMA R2, R4, R4, R2 ;
+        /*0040*/                   LDG.E.64 R4, [R6.64] ;
+        /*0048*/                   LDG.E.64 R10, [R6.64+0x8] ;
+        //## File "/s/k.cu", line 4
+        /*0050*/                   IADD3 R0, R0, 0x2, RZ ;
+        /*0060*/                   ISETP.NE.AND P0, PT, R0, R9, PT ;
+        /*0070*/               @P0 BRA `(.L_x_1) ;
+.L_x_2:
+        //## File "/s/h.cuh", line 7 inlined at "/s/k.cu", line 5
+        /*0080*/                   FFMA R2, R3, R3, R2 ;
+        /*0088*/                   LDG.E.64 R4, [R6.64] ;
+        //## File "/s/k.cu", line 4
+        /*0090*/               @P1 BRA `(.L_x_2) ;
+        //## File "/s/k.cu", line 6
+        /*00a0*/                   CALL.REL.NOINC `($__internal_0_$__slow) ;
+        /*00b0*/                   STG.E.U16 [R4.64], R2 ;
+        /*00c0*/                   EXIT ;
+$__internal_0_$__slow:
+        /*00d0*/                   DFMA R2, R2, R2, R2 ;
+        /*00e0*/                   RET.REL.NODEC R4 `(_Z1kiPf) ;
+.L_x_3:
+        /*00f0*/                   BRA `(.L_x_3);
+"""
+
+
+def _groups(kernel) -> dict[tuple, Counter]:
+    return {(g.where, g.depth, g.unroll): g.counts for g in kernel.groups}
+
+
+def test_listing_lines_loops_unroll_and_slow_paths() -> None:
+    functions = parse_disassembly(LISTING)
+    assert list(functions) == ["_Z1kiPf"]
+    kernel = classify_kernel(functions["_Z1kiPf"])
+    inlined = (("/s/h.cuh", 7), ("/s/k.cu", 5))
+    # S2: the inlined chain survives the outermost-only line nvdisasm -gi repeats after it
+    groups = _groups(kernel)
+    assert groups[(inlined, 1, 2)] == Counter({"ffma": 2, "load_8": 2})
+    assert groups[((("/s/k.cu", 4),), 1, 2)] == Counter({"integer": 2})
+    assert groups[((("/s/k.cu", 3),), 0, 1)] == Counter({"integer": 1})  # MOV is no int op
+    assert groups[((("/s/k.cu", 6),), 0, 1)] == Counter({"store_2": 1})
+    # S4: main loop unrolled 2x (4 work instructions over the remainder's 2); S6: the
+    # remainder loop, the slow path's DFMA and RET, and nothing of the trap loop, are dropped
+    main = [loop for loop in kernel.loops if not loop.remainder]
+    assert [(loop.start, loop.end, loop.unroll) for loop in main] == [(0x20, 0x70, 2)]
+    assert kernel.totals()["dfma"] == 0
+    assert kernel.dropped == 5  # 0x80-0x90 (remainder loop), 0xd0, 0xe0 (slow path)
+
+
+def test_executions_multiply_line_trips_over_unroll() -> None:
+    kernel = classify_kernel(parse_disassembly(LISTING)["_Z1kiPf"])
+    n, m = sympy.symbols("n m", positive=True)
+    # k.cu line 5 lies in the kernel's loop of n trips; h.cuh line 7 in a callee loop of m
+    line_loops = {("/s/k.cu", 4): (n,), ("/s/k.cu", 5): (n,), ("/s/h.cuh", 7): (m,)}
+    counts = class_counts(kernel, line_loops)
+    # S5: 2 FFMA per kept iteration, n/2 iterations: the 1 kept loop takes the outer trip only
+    assert sympy.simplify(counts["ffma"] - n) == 0
+    assert sympy.simplify(counts["integer"] - (n + 1)) == 0
+
+
+def test_names_arch_and_command_are_data() -> None:
+    assert demangled_base("_Z6kernelPf") == "kernel"
+    assert demangled_base("_ZN2ns6kernelEv") == "kernel"
+    assert demangled_base("_Z6kernelIfEvPT_i") == "kernel"
+    assert demangled_base("plain_c_kernel") == "plain_c_kernel"
+    assert sm_arch(load_gpu("rtx3080").compute_capability) == "sm_86"
+    assert sm_arch(load_gpu("h100_sxm").compute_capability) == "sm_90"
+    assert sm_arch(load_gpu("mi300x").compute_capability) is None
+    hostile = "1; rm -rf / $(id)"
+    args = nvcc_command(
+        "nvcc", "sm_80", Path("/p/a b.cu"), Path("/t/o.cubin"), None, {"X": hostile}
+    )
+    assert args[:6] == ["nvcc", "-cubin", "-arch=sm_80", "-O3", "-lineinfo", "-std=c++17"]
+    assert f"-DX={hostile}" in args  # one argument, never split or interpreted
+    assert args[-1] == "/p/a b.cu" and "-I/p" in args
+
+
+def _at(expr: sympy.Expr, n: int) -> sympy.Expr:
+    return expr.subs({s: n for s in expr.free_symbols if s.name == "n"})
+
+
+def _analyse(source: Path, compiler: Compiler) -> dict[str, object]:
+    found = discover_files([source], [source.parent], {}, frozenset(), None)
+    out = {}
+    for ir in found.kernels:
+        fv = count_features(ir, {})
+        recount(ir, fv, compiler)
+        out[ir.name] = fv
+    return out
+
+
+@needs_tools
+def test_small_kernels_match_hand_read_sass(tmp_path: Path) -> None:
+    source = tmp_path / "small.cu"
+    source.write_text(SMALL)
+    compiler = Compiler("sm_86", cache_root=tmp_path / "cache")
+    found = _analyse(source, compiler)
+    assert {f.counted_from for f in found.values()} == {"sass"}
+    axpy, sumsq, fixed4 = found["axpy"], found["sumsq"], found["fixed4"]
+    # axpy: one FFMA; IMAD (index), ISETP (guard), 2 IMAD.WIDE (addresses); MOVs are not ints
+    assert (axpy.flops_sp, axpy.int_ops) == (2, 4)
+    # sumsq: main loop unrolled 4x (4 LDG.64 + 4 DFMA over the remainder's 1 + 1), so its
+    # 4 DFMA and 6 integer instructions run n/4 times; 17 integer instructions run once
+    assert {s.name for s in sumsq.flops_dp.free_symbols} == {"n"}
+    assert _at(sumsq.flops_dp, 1000) == 2000
+    assert _at(sumsq.int_ops, 1000) == 1500 + 17
+    assert sumsq.flops_sp == 0
+    # fixed4: the 4-trip loop unrolled fully: each copy's FMUL, FFMA, FADD counted once
+    assert (fixed4.flops_sp, fixed4.int_ops) == (16, 3)
+    unit = compiler.unit(source)
+    fixed = next(k for name, k in unit.kernels.items() if "fixed4" in name)
+    assert fixed.totals()["load_16"] == 4
+
+
+@needs_tools
+def test_cache_hit_on_rerun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "small.cu"
+    source.write_text(SMALL)
+    first = Compiler("sm_86", cache_root=tmp_path / "cache").unit(source)
+    assert not first.error and not first.cached
+    calls: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counting_run(args, *rest, **kw):
+        calls.append(list(args))
+        return real_run(args, *rest, **kw)
+
+    monkeypatch.setattr(subprocess, "run", counting_run)
+    again = Compiler("sm_86", cache_root=tmp_path / "cache").unit(source)
+    assert again.cached and not any("-cubin" in c for c in calls)  # no nvcc run
+    assert {k: v.totals() for k, v in again.kernels.items()} == {
+        k: v.totals() for k, v in first.kernels.items()
+    }
+    source.write_text(SMALL.replace("a * x[i]", "a * a * x[i]"))  # a changed file recompiles
+    assert not Compiler("sm_86", cache_root=tmp_path / "cache").unit(source).cached
+
+
+@needs_tools
+def test_failing_unit_falls_back_with_compiler_error(tmp_path: Path) -> None:
+    source = tmp_path / "broken.cu"
+    source.write_text('#include "missing_header.h"\n__global__ void k(float* x) { x[0] += 1.f; }\n')
+    found = _analyse(source, Compiler("sm_86", cache_root=tmp_path / "cache"))
+    fv = found["k"]
+    assert fv.counted_from == "source"
+    assert "nvcc failed" in fv.counted_why and "missing_header.h" in fv.counted_why
+    assert fv.flops_sp == 1  # the source count stays
+
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "roofcast.cli", *args], capture_output=True, text=True, env=env
+    )
+
+
+def test_missing_tools_fall_back_to_source_counts(tmp_path: Path) -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH")}
+    env["PATH"] = str(tmp_path)  # no nvcc, no nvdisasm on it
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    kernel = REPO / "kernels" / "cuda" / "streaming.cu"
+    done = _cli("analyze", str(kernel), "-g", "rtx3080", "--compile", "-f", "json", env=env)
+    assert done.returncode == 0, done.stderr
+    warnings = [ln for ln in done.stderr.splitlines() if "--compile" in ln]
+    assert len(warnings) == 1 and "nvcc not found" in warnings[0]
+    kernels = json.loads(done.stdout)["kernels"]
+    assert kernels and all(k["counted_from"] == "source" for k in kernels)
+    assert all("nvcc not found" in k["counted_why"] for k in kernels)
+    plain = _cli("analyze", str(kernel), "-g", "rtx3080", "-f", "json", env=env)
+    before = {k["name"]: k["flops_per_thread"] for k in json.loads(plain.stdout)["kernels"]}
+    assert {k["name"]: k["flops_per_thread"] for k in kernels} == before
+    assert all("counted_from" not in k for k in json.loads(plain.stdout)["kernels"])
+
+
+def test_missing_nvdisasm_is_named(tmp_path: Path) -> None:
+    compiler = Compiler("sm_86", tools=Tools("/usr/bin/true", None), cache_root=tmp_path)
+    sass, why = compiler.kernel(tmp_path / "x.cu", "k")
+    assert sass is None and "nvdisasm not found" in why
+    amd = Compiler(None, tools=Tools("/usr/bin/true", "/usr/bin/true"), cache_root=tmp_path)
+    assert "no NVIDIA compute capability" in amd.kernel(tmp_path / "x.cu", "k")[1]
+
+
+@needs_tools
+def test_corpus_kernels_compile_for_real(tmp_path: Path) -> None:
+    import os
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = _cli(
+        "analyze", str(REPO / "kernels" / "cuda"), "-g", "a100", "--compile", "-f", "json",
+        "-j", "2", env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    kernels = json.loads(done.stdout)["kernels"]
+    by_source = [k for k in kernels if k["counted_from"] != "sass"]
+    assert len(kernels) > 40
+    # every corpus kernel is plain CUDA: each compiles, or its reason is the toolkit's own
+    assert not by_source, [(k["name"], k["counted_why"]) for k in by_source]
+    streaming = {k["name"]: k for k in kernels if k["file"].endswith("streaming.cu")}
+    assert all(k["features"]["int_ops"] is not None for k in streaming.values())
