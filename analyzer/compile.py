@@ -134,6 +134,14 @@ def nvcc_command(
     return [*args, "-o", str(output), str(source)]
 
 
+@cache
+def _reader_digest() -> str:
+    """A hash of the SASS reader's source: the cache holds its output, not the SASS."""
+    from roofcast.features import sass
+
+    return hashlib.sha256(Path(sass.__file__).read_bytes()).hexdigest()
+
+
 def cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "roofcast" / "sass"
@@ -307,6 +315,7 @@ class Compiler:
         digest.update(json.dumps(stable).encode())
         for program in (self.tools.nvcc, self.tools.nvdisasm):
             digest.update(tool_version(program or "").encode())
+        digest.update(_reader_digest().encode())  # what the cached counts were read with
         return digest.hexdigest()
 
     def _compile(self, source: Path) -> UnitSass:
