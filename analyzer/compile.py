@@ -265,6 +265,7 @@ class Compiler:
         self.cache_root = cache_root or cache_dir()
         self.use_cache = use_cache
         self.units: dict[Path, UnitSass] = {}
+        self._candidates: dict[Path, list[Path]] = {}
         self._lock = threading.Lock()
 
     def unavailable(self) -> str:
@@ -406,24 +407,25 @@ class Compiler:
         return None, why or f"{path.name}: no .cu file compiles it"
 
     def candidates(self, path: Path) -> list[Path]:
+        """The file itself if a .cu, then the .cu files beside it that include it, directly
+        or through other local headers (a kernel in a header, or in a .cu meant to be
+        #included, is compiled in the unit that includes it)."""
+        with self._lock:
+            known = self._candidates.get(path)
+        if known is not None:
+            return known
         out = [path] if path.suffix == ".cu" else []
         try:
             siblings = sorted(path.parent.glob("*.cu"))
         except OSError:
             siblings = []
-        marker = path.name.encode()
+        unit = self.database.unit_for(path) if self.database is not None else None
+        search = [*(unit.include_dirs if unit else ()), *self.include_dirs]
         for sibling in siblings:
-            if sibling == path:
-                continue
-            try:
-                text = sibling.read_bytes()
-            except OSError:
-                continue
-            if marker in text and any(
-                Path(inc.decode("utf-8", "replace")).name == path.name
-                for inc in _INCLUDE.findall(text)
-            ):
+            if sibling != path and path in local_headers(sibling, search):
                 out.append(sibling)
+        with self._lock:
+            self._candidates[path] = out
         return out
 
 

@@ -273,3 +273,19 @@ def test_corpus_kernels_compile_for_real(tmp_path: Path) -> None:
     assert not by_source, [(k["name"], k["counted_why"]) for k in by_source]
     streaming = {k["name"]: k for k in kernels if k["file"].endswith("streaming.cu")}
     assert all(k["features"]["int_ops"] is not None for k in streaming.values())
+
+
+@needs_tools
+def test_kernel_in_header_compiles_in_its_includer(tmp_path: Path) -> None:
+    (tmp_path / "kern.cuh").write_text(
+        "__global__ void scale(float* x, float a) { x[threadIdx.x] *= a; }\n"
+    )
+    (tmp_path / "all.h").write_text('#include "kern.cuh"\n')
+    (tmp_path / "main.cu").write_text('#include "all.h"\nint main() { return 0; }\n')
+    compiler = Compiler("sm_86", cache_root=tmp_path / "cache")
+    sass, why = compiler.kernel(tmp_path / "kern.cuh", "scale")
+    assert sass is not None, why
+    assert sass.totals()["fmul"] == 1
+    assert compiler.candidates((tmp_path / "kern.cuh").resolve()) == [
+        (tmp_path / "main.cu").resolve()
+    ]
