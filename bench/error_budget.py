@@ -228,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         out["targets"] = targets(outcomes)
         if share is not None:
             out["compiled_share"] = share
+            out["targets_compiled_rows"] = targets([o for o in outcomes if _from_sass(o)])
         print(json.dumps(out, indent=1))
     else:
         _print(budget_, oracle_, len(rows), matched)
