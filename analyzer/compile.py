@@ -29,7 +29,7 @@ from roofcast.features.sass import KernelSass, LineCounts, classify_kernel, pars
 #: seconds one nvcc or nvdisasm run may take
 TOOL_TIMEOUT = 300.0
 #: bumped when what the cache holds changes meaning
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _STD = re.compile(r"^(?:gnu|c)\+\+(\d+)$")
 
@@ -187,7 +187,9 @@ def _to_json(unit: UnitSass) -> dict:
         "kernels": {
             name: {
                 "dropped": k.dropped,
-                "groups": [[g.where, g.depth, g.unroll, dict(g.counts)] for g in k.groups],
+                "groups": [
+                    [g.where, g.depth, g.unroll, dict(g.counts), list(g.copies)] for g in k.groups
+                ],
             }
             for name, k in unit.kernels.items()
         },
@@ -202,8 +204,14 @@ def _from_json(data: dict) -> UnitSass | None:
     kernels = {}
     for name, k in data["kernels"].items():
         groups = [
-            LineCounts(tuple((str(f), int(n)) for f, n in where), depth, unroll, Counter(counts))
-            for where, depth, unroll, counts in k["groups"]
+            LineCounts(
+                tuple((str(f), int(n)) for f, n in where),
+                depth,
+                unroll,
+                Counter(counts),
+                tuple(int(c) for c in copies),
+            )
+            for where, depth, unroll, counts, copies in k["groups"]
         ]
         kernels[name] = KernelSass(name, groups, [], int(k["dropped"]))
     return UnitSass(kernels, str(data.get("error", "")), cached=True)
@@ -316,46 +324,70 @@ class Compiler:
         digest.update(json.dumps(stable).encode())
         for program in (self.tools.nvcc, self.tools.nvdisasm):
             digest.update(tool_version(program or "").encode())
-        digest.update(_reader_digest().encode())  # what the cached counts were read with
         return digest.hexdigest()
 
     def _compile(self, source: Path) -> UnitSass:
+        """Two cache levels under one key (sources, command, tool versions): the SASS text
+        (or the compiler's error), and the counts read from it by this version of the
+        reader; a changed reader re-reads the SASS without compiling again."""
         with tempfile.TemporaryDirectory(prefix="roofcast-cubin-") as tmp:
             cubin = Path(tmp) / "unit.cubin"
             command = self.command(source, cubin)
             key = self._key(source, command)
-            stored = self.cache_root / key[:2] / f"{key}.json.gz"
-            if self.use_cache and stored.is_file():
-                try:
-                    loaded = _from_json(json.loads(gzip.decompress(stored.read_bytes())))
-                except (OSError, ValueError, KeyError, TypeError):
-                    loaded = None
+            counts_file = self.cache_root / key[:2] / f"{key}-{_reader_digest()[:16]}.json.gz"
+            sass_file = self.cache_root / key[:2] / f"{key}.sass.gz"
+            loaded = self._load(counts_file)
+            if loaded is not None:
+                loaded = _from_json(loaded)
                 if loaded is not None:
                     loaded.command = command
                     return loaded
-            result = self._run(command, cubin)
-            result.command = command
-        if self.use_cache and not result.error.startswith("timed out"):
-            try:
-                stored.parent.mkdir(parents=True, exist_ok=True)
-                part = stored.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-                part.write_bytes(gzip.compress(json.dumps(_to_json(result)).encode()))
-                part.replace(stored)
-            except OSError:
-                pass  # a cache that cannot be written only costs time
+            stored = self._load(sass_file)
+            if stored is not None and isinstance(stored.get("sass"), str):
+                error, text = str(stored.get("error", "")), stored["sass"]
+            else:
+                error, text = self._run(command, cubin)
+                if not error.startswith("timed out"):
+                    self._store(sass_file, {"error": error, "sass": text})
+        result = UnitSass(error=error, command=command)
+        if not error:
+            functions = parse_disassembly(text)
+            result.kernels = {name: classify_kernel(f) for name, f in functions.items()}
+        self._store(counts_file, _to_json(result))
         return result
 
-    def _run(self, command: list[str], cubin: Path) -> UnitSass:
+    def _load(self, path: Path) -> dict | None:
+        if not self.use_cache or not path.is_file():
+            return None
+        try:
+            data = json.loads(gzip.decompress(path.read_bytes()))
+        except (OSError, ValueError, EOFError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _store(self, path: Path, data: dict) -> None:
+        if not self.use_cache:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            part = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            part.write_bytes(gzip.compress(json.dumps(data).encode()))
+            part.replace(path)
+        except OSError:
+            pass  # a cache that cannot be written only costs time
+
+    def _run(self, command: list[str], cubin: Path) -> tuple[str, str]:
+        """(error, '') or ('', the cubin's `nvdisasm -gi -c` text)."""
         try:
             built = subprocess.run(
                 command, capture_output=True, text=True, timeout=TOOL_TIMEOUT, check=False
             )
         except subprocess.TimeoutExpired:
-            return UnitSass(error=f"timed out: nvcc took longer than {TOOL_TIMEOUT:g} s")
+            return f"timed out: nvcc took longer than {TOOL_TIMEOUT:g} s", ""
         except OSError as exc:
-            return UnitSass(error=f"nvcc could not run: {exc.strerror or exc}")
+            return f"nvcc could not run: {exc.strerror or exc}", ""
         if built.returncode != 0 or not cubin.is_file():
-            return UnitSass(error=f"nvcc failed: {_first_error(built.stderr or built.stdout)}")
+            return f"nvcc failed: {_first_error(built.stderr or built.stdout)}", ""
         assert self.tools.nvdisasm is not None
         try:
             shown = subprocess.run(
@@ -366,13 +398,12 @@ class Compiler:
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            return UnitSass(error=f"timed out: nvdisasm took longer than {TOOL_TIMEOUT:g} s")
+            return f"timed out: nvdisasm took longer than {TOOL_TIMEOUT:g} s", ""
         except OSError as exc:
-            return UnitSass(error=f"nvdisasm could not run: {exc.strerror or exc}")
+            return f"nvdisasm could not run: {exc.strerror or exc}", ""
         if shown.returncode != 0:
-            return UnitSass(error=f"nvdisasm failed: {_first_error(shown.stderr)}")
-        functions = parse_disassembly(shown.stdout)
-        return UnitSass({name: classify_kernel(f) for name, f in functions.items()})
+            return f"nvdisasm failed: {_first_error(shown.stderr)}", ""
+        return "", shown.stdout
 
     def prepare(
         self,

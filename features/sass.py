@@ -8,6 +8,7 @@ This module only reads text: it runs no tool.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -142,6 +143,9 @@ class Loop:
     line: tuple[str, int] | None  # the branch's outermost source location
     unroll: int = 1
     remainder: bool = False
+    #: without a remainder loop: how many times each work instruction repeats in the body
+    #: (the gcd of their counts by opcode), the unroll factor if the trip count allows (S4b)
+    copies: int = 1
 
 
 @dataclass
@@ -153,6 +157,8 @@ class LineCounts:
     depth: int  # kept (main) loops around the instructions
     unroll: int  # product of those loops' unroll factors
     counts: Counter[str] = field(default_factory=Counter)
+    #: each kept loop's S4b copies, outermost first (1: no repeated body seen)
+    copies: tuple[int, ...] = ()
 
 
 @dataclass
@@ -213,9 +219,24 @@ def find_loops(function: SassFunction) -> list[Loop]:
             smallest = min(work(r) for r in rest)
             if smallest > 0:
                 unroll = max(1, round(work(main) / smallest))
-        loops.append(Loop(main[0], main[1], main[2], unroll))
+        copies = 1 if rest else _copies(insts, main, raw)
+        loops.append(Loop(main[0], main[1], main[2], unroll, copies=copies))
         loops.extend(Loop(r[0], r[1], r[2], 1, remainder=True) for r in rest)
     return sorted(loops, key=lambda loop: (loop.start, -loop.end))
+
+
+def _copies(insts: list[Instruction], loop: tuple, raw: list[tuple]) -> int:
+    """Rule S4b: the gcd of the counts, by opcode, of the work instructions directly in
+    `loop` (not in loops nested in it): a body unrolled u times repeats each u times."""
+    inner = [r for r in raw if loop[0] <= r[0] and r[1] <= loop[1] and r[:2] != loop[:2]]
+    found: Counter[str] = Counter(
+        i.opcode
+        for i in insts
+        if loop[0] <= i.address <= loop[1]
+        and _work(i)
+        and not any(r[0] <= i.address <= r[1] for r in inner)
+    )
+    return math.gcd(*found.values()) if found else 1
 
 
 def slow_path_addresses(function: SassFunction) -> set[int]:
@@ -249,10 +270,11 @@ def classify_kernel(function: SassFunction) -> KernelSass:
         unroll = 1
         for loop in around:
             unroll *= loop.unroll
-        key = (inst.where, len(around), unroll)
+        copies = tuple(loop.copies for loop in sorted(around, key=lambda x: (x.start, -x.end)))
+        key = (inst.where, len(around), unroll, copies)
         group = groups.get(key)
         if group is None:
-            group = groups[key] = LineCounts(inst.where, len(around), unroll)
+            group = groups[key] = LineCounts(inst.where, len(around), unroll, copies=copies)
         cls = op_class(inst)
         if cls is not None:
             group.counts[cls] += 1

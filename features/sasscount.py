@@ -25,7 +25,9 @@ def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[st
     factors of the compiler's loops around it) times. Its line is the kernel's call site
     (outermost location), then for inlined code the callee's line within its function.
     A line inside d source loops but only D < d kept loops counts the outer D loops' trips:
-    the inner ones were unrolled fully, each copy is an instruction of its own."""
+    the inner ones were unrolled fully, each copy is an instruction of its own. A kept loop
+    without a remainder whose body repeats c times (S4b) is unrolled c times when its
+    source trip count is a constant c divides."""
     loops = _normalised(line_loops)
     out: dict[str, sympy.Expr] = {}
     for group in sass.groups:
@@ -37,7 +39,11 @@ def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[st
                 inner = group.where[0]
                 frames = frames + loops.get((os.path.realpath(inner[0]), inner[1]), ())
         kept = frames[: min(group.depth, len(frames))]
-        runs = sympy.Mul(*kept) / group.unroll if kept else sympy.Integer(1)
+        unroll = group.unroll
+        for trip, copies in zip(kept, group.copies, strict=False):
+            if copies > 1 and isinstance(trip, sympy.Integer) and int(trip) % copies == 0:
+                unroll *= copies  # S4b: a constant trip count the copies divide
+        runs = sympy.Mul(*kept) / unroll if kept else sympy.Integer(1)
         for cls, n in group.counts.items():
             out[cls] = out.get(cls, sympy.Integer(0)) + n * runs
     return out

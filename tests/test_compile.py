@@ -134,6 +134,33 @@ def test_executions_multiply_line_trips_over_unroll() -> None:
     assert sympy.simplify(counts["integer"] - (n + 1)) == 0
 
 
+UNROLLED = """\
+        .section        .text._Z1uPf,"ax",@progbits
+        //## File "/s/u.cu", line 4
+        /*0000*/                   MOV R0, RZ ;
+.L_x_1:
+        //## File "/s/u.cu", line 5
+        /*0010*/                   LDG.E R2, [R4.64] ;
+        /*0020*/                   LDG.E R3, [R4.64+0x4] ;
+        /*0030*/                   FADD R6, R6, R2 ;
+        /*0040*/                   FADD R6, R6, R3 ;
+        //## File "/s/u.cu", line 4
+        /*0050*/                   IADD3 R0, R0, 0x2, RZ ;
+        /*0060*/                   ISETP.NE.AND P0, PT, R0, 0x40, PT ;
+        /*0070*/               @P0 BRA `(.L_x_1) ;
+        /*0080*/                   EXIT ;
+"""
+
+
+def test_unrolled_without_remainder_needs_a_constant_trip_it_divides() -> None:
+    kernel = classify_kernel(parse_disassembly(UNROLLED)["_Z1uPf"])
+    assert [(loop.unroll, loop.copies) for loop in kernel.loops] == [(1, 2)]
+    n = sympy.Symbol("n", positive=True)
+    for trip, runs in ((sympy.Integer(64), 32), (sympy.Integer(63), 63), (n, n)):
+        loops = {("/s/u.cu", 4): (trip,), ("/s/u.cu", 5): (trip,)}
+        assert class_counts(kernel, loops)["fadd"] == 2 * runs  # S4b: 2 copies when 2 | trip
+
+
 def test_names_arch_and_command_are_data() -> None:
     assert demangled_base("_Z6kernelPf") == "kernel"
     assert demangled_base("_ZN2ns6kernelEv") == "kernel"
@@ -205,6 +232,14 @@ def test_cache_hit_on_rerun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     again = Compiler("sm_86", cache_root=tmp_path / "cache").unit(source)
     assert again.cached and not any("-cubin" in c for c in calls)  # no nvcc run
     assert {k: v.totals() for k, v in again.kernels.items()} == {
+        k: v.totals() for k, v in first.kernels.items()
+    }
+    import roofcast.analyzer.compile as compile_module
+
+    monkeypatch.setattr(compile_module, "_reader_digest", lambda: "another reader")
+    reread = Compiler("sm_86", cache_root=tmp_path / "cache").unit(source)
+    assert not reread.cached and not any("-cubin" in c for c in calls)  # SASS re-read only
+    assert {k: v.totals() for k, v in reread.kernels.items()} == {
         k: v.totals() for k, v in first.kernels.items()
     }
     source.write_text(SMALL.replace("a * x[i]", "a * a * x[i]"))  # a changed file recompiles
