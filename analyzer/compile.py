@@ -420,7 +420,9 @@ class Compiler:
                 if on_done:
                     on_done(done, len(todo))
 
-    def kernel(self, file: str | Path, name: str) -> tuple[KernelSass | None, str]:
+    def kernel(
+        self, file: str | Path, name: str, template_args: Sequence[str] = ()
+    ) -> tuple[KernelSass | None, str]:
         """(the kernel's classed SASS, '') or (None, why not). A kernel in a file that does
         not compile alone (a header, or a .cu meant to be #included) is looked for in the
         .cu files beside it that include it."""
@@ -431,9 +433,9 @@ class Compiler:
             if unit.error:
                 why = why or unit.error
                 continue
-            found = [k for mangled, k in sorted(unit.kernels.items()) if _names(mangled, name)]
+            found = [(m, k) for m, k in sorted(unit.kernels.items()) if _names(m, name)]
             if found:
-                return found[0], ""
+                return _instance(found, template_args), ""
             why = why or f"no SASS for {name} in {candidate.name} (never instantiated?)"
         return None, why or f"{path.name}: no .cu file compiles it"
 
@@ -460,11 +462,49 @@ class Compiler:
         return out
 
 
+def _instance(found: list[tuple[str, KernelSass]], args: Sequence[str]) -> KernelSass:
+    """Of a template kernel's instances, the first whose demangled template arguments hold
+    every bound argument (`T=double` -> `k<double>`); else the first by mangled name."""
+    if len(found) > 1 and args:
+        names = demangle([m for m, _ in found])
+        for (_, kernel), text in zip(found, names, strict=True):
+            head = text.split("(", 1)[0]
+            if all(re.search(rf"[<,\s]{re.escape(a.strip())}[,>\s]", head) for a in args):
+                return kernel
+    return found[0][1]
+
+
+def demangle(names: Sequence[str]) -> list[str]:
+    """Itanium names demangled by cu++filt or c++filt (the names as data on stdin); the
+    names themselves where neither is found or it fails."""
+    tool = shutil.which("cu++filt") or shutil.which("c++filt")
+    if tool is None or not names:
+        return list(names)
+    try:
+        done = subprocess.run(
+            [tool], input="\n".join(names), capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return list(names)
+    lines = done.stdout.splitlines()
+    return lines if done.returncode == 0 and len(lines) == len(names) else list(names)
+
+
+def template_args(ir, bound: Mapping[str, str]) -> list[str]:
+    """The values `bound` gives the kernel's template parameters, in their order."""
+    out = []
+    for param in ir.template_params:
+        found = re.search(r"([A-Za-z_]\w*)\s*$", param.split("=", 1)[0].strip().rstrip("."))
+        if found and found.group(1) in bound:
+            out.append(str(bound[found.group(1)]))
+    return out
+
+
 def _names(mangled: str, name: str) -> bool:
     return demangled_base(mangled) == name.split("::")[-1]
 
 
-def recount(ir, features, compiler: Compiler) -> None:
+def recount(ir, features, compiler: Compiler, bound: Mapping[str, str] | None = None) -> None:
     """Compile mode for one counted kernel: FLOPs and int ops from its SASS where it has
     some (`counted_from` "sass"), else the source counts stay, with the reason why."""
     from roofcast.features.sasscount import apply_sass, class_counts
@@ -472,7 +512,7 @@ def recount(ir, features, compiler: Compiler) -> None:
     if ir.language != "cuda":
         features.counted_from, features.counted_why = "source", "OpenMP: compile mode is CUDA only"
         return
-    sass, why = compiler.kernel(ir.file, ir.name)
+    sass, why = compiler.kernel(ir.file, ir.name, template_args(ir, bound or {}))
     if sass is None:
         features.counted_from, features.counted_why = "source", why
         return

@@ -137,7 +137,7 @@ def count_kernels(
         bound = {**ir.build_defines, **(defines or {})}
         features = count_features(ir, bound)
         if compiler is not None:
-            _recount(ir, features, compiler)
+            _recount(ir, features, compiler, bound)
         resolved = resolve_counts(features, bound, context)
         results.append(KernelResult(ir=ir, features=features, resolved=resolved))
     return results
@@ -287,7 +287,7 @@ class _GroupJob:
             try:
                 features = count_features(ir, bound)
                 if self.compiler is not None:
-                    _recount(ir, features, self.compiler)
+                    _recount(ir, features, self.compiler, bound)
                 resolved = resolve_counts(features, bound, self.context)
             except Exception as exc:  # noqa: BLE001 - reported, see above
                 problems.append(FileProblem(ir.file, f"{_kernel(ir)} not analysed: {_error(exc)}"))
@@ -350,10 +350,12 @@ class _GroupJob:
                     problems.append(FileProblem(result.ir.file, message))
 
 
-def _recount(ir: KernelIR, features: FeatureVector, compiler: Compiler) -> None:
+def _recount(
+    ir: KernelIR, features: FeatureVector, compiler: Compiler, bound: Mapping[str, str]
+) -> None:
     from roofcast.analyzer.compile import recount
 
-    recount(ir, features, compiler)
+    recount(ir, features, compiler, bound)
 
 
 def _kernel(ir: KernelIR) -> str:

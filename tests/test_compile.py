@@ -324,3 +324,26 @@ def test_kernel_in_header_compiles_in_its_includer(tmp_path: Path) -> None:
     assert compiler.candidates((tmp_path / "kern.cuh").resolve()) == [
         (tmp_path / "main.cu").resolve()
     ]
+
+
+@needs_tools
+def test_template_instance_follows_the_bound_arguments(tmp_path: Path) -> None:
+    source = tmp_path / "tmpl.cu"
+    source.write_text(
+        "template <typename T>\n"
+        "__global__ void scale(T* x, T a) { x[threadIdx.x] *= a; }\n"
+        "template __global__ void scale<float>(float*, float);\n"
+        "template __global__ void scale<double>(double*, double);\n"
+    )
+    found = discover_files([source], [tmp_path], {}, frozenset(), None)
+    ir = next(k for k in found.kernels if k.name == "scale")
+    compiler = Compiler("sm_86", cache_root=tmp_path / "cache")
+    for bound, flops in (({"T": "double"}, ("dmul", "fmul")), ({"T": "float"}, ("fmul", "dmul"))):
+        fv = count_features(ir, bound)
+        recount(ir, fv, compiler, bound)
+        sass, _ = compiler.kernel(source, "scale", [bound["T"]])
+        assert sass is not None
+        assert sass.totals()[flops[0]] == 1 and sass.totals()[flops[1]] == 0
+    fv = count_features(ir, {"T": "double"})
+    recount(ir, fv, compiler, {"T": "double"})
+    assert (fv.flops_dp, fv.flops_sp) == (1, 0)
