@@ -29,7 +29,7 @@ from roofcast.features.sass import KernelSass, LineCounts, classify_kernel, pars
 #: seconds one nvcc or nvdisasm run may take
 TOOL_TIMEOUT = 300.0
 #: bumped when what the cache holds changes meaning
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _STD = re.compile(r"^(?:gnu|c)\+\+(\d+)$")
 
@@ -188,8 +188,10 @@ def _to_json(unit: UnitSass) -> dict:
             name: {
                 "dropped": k.dropped,
                 "groups": [
-                    [g.where, g.depth, g.unroll, dict(g.counts), list(g.copies)] for g in k.groups
+                    [g.where, g.depth, g.unroll, dict(g.counts), list(g.copies), list(g.regions)]
+                    for g in k.groups
                 ],
+                "regions": [[r, w] for r, w in k.regions.items()],
             }
             for name, k in unit.kernels.items()
         },
@@ -210,10 +212,15 @@ def _from_json(data: dict) -> UnitSass | None:
                 unroll,
                 Counter(counts),
                 tuple(int(c) for c in copies),
+                tuple(int(r) for r in regions),
             )
-            for where, depth, unroll, counts, copies in k["groups"]
+            for where, depth, unroll, counts, copies, regions in k["groups"]
         ]
-        kernels[name] = KernelSass(name, groups, [], int(k["dropped"]))
+        found = {
+            int(r): [tuple((str(f), int(n)) for f, n in w) for w in wheres]
+            for r, wheres in k["regions"]
+        }
+        kernels[name] = KernelSass(name, groups, [], int(k["dropped"]), found)
     return UnitSass(kernels, str(data.get("error", "")), cached=True)
 
 

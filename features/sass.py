@@ -54,6 +54,7 @@ class Instruction:
     operands: str
     #: source locations, innermost first: (file, line), then each `inlined at` call site
     where: tuple[tuple[str, int], ...]
+    guard: str = ""  # the predicate (`@P0`, `@!P1`), '' when unconditional
 
     @property
     def base(self) -> str:
@@ -110,7 +111,9 @@ def parse_disassembly(text: str) -> dict[str, SassFunction]:
                 current.labels[name] = address
             pending = []
             current.instructions.append(
-                Instruction(address, found.group(3), found.group(4).strip(), where)
+                Instruction(
+                    address, found.group(3), found.group(4).strip(), where, found.group(2) or ""
+                )
             )
     return functions
 
@@ -159,6 +162,8 @@ class LineCounts:
     counts: Counter[str] = field(default_factory=Counter)
     #: each kept loop's S4b copies, outermost first (1: no repeated body seen)
     copies: tuple[int, ...] = ()
+    #: the S6b branch-over regions the instructions lie in (ids in KernelSass.regions)
+    regions: tuple[int, ...] = ()
 
 
 @dataclass
@@ -169,6 +174,8 @@ class KernelSass:
     groups: list[LineCounts]
     loops: list[Loop]
     dropped: int = 0  # instructions off the main path (remainder loops, slow paths)
+    #: S6b: region id -> locations of the kept loops' back-edge branches inside it
+    regions: dict[int, list[tuple[tuple[str, int], ...]]] = field(default_factory=dict)
 
     def totals(self) -> Counter[str]:
         """Static counts (each instruction once), for tests and `explain`."""
@@ -260,10 +267,12 @@ def classify_kernel(function: SassFunction) -> KernelSass:
     """Group a kernel's instructions by (source location, kept loops around them)."""
     loops = find_loops(function)
     slow = slow_path_addresses(function)
+    regions = branched_over(function, loops)
     groups: dict[tuple, LineCounts] = {}
     dropped = 0
     for inst in function.instructions:
         around = [loop for loop in loops if loop.start <= inst.address <= loop.end]
+        inside = tuple(i for i, (start, end, _) in enumerate(regions) if start < inst.address < end)
         if inst.address in slow or any(loop.remainder for loop in around):
             dropped += 1
             continue
@@ -271,10 +280,11 @@ def classify_kernel(function: SassFunction) -> KernelSass:
         for loop in around:
             unroll *= loop.unroll
         copies = tuple(loop.copies for loop in sorted(around, key=lambda x: (x.start, -x.end)))
-        key = (inst.where, len(around), unroll, copies)
+        key = (inst.where, len(around), unroll, copies, inside)
         group = groups.get(key)
         if group is None:
-            group = groups[key] = LineCounts(inst.where, len(around), unroll, copies=copies)
+            group = LineCounts(inst.where, len(around), unroll, copies=copies, regions=inside)
+            groups[key] = group
         cls = op_class(inst)
         if cls is not None:
             group.counts[cls] += 1
@@ -282,4 +292,30 @@ def classify_kernel(function: SassFunction) -> KernelSass:
         if width is not None:
             group.counts[f"{width[0]}_{width[1]}"] += 1
     kept = [g for g in groups.values() if g.counts]
-    return KernelSass(function.name, kept, loops, dropped)
+    found = {i: list(wheres) for i, (_, _, wheres) in enumerate(regions)}
+    return KernelSass(function.name, kept, loops, dropped, found)
+
+
+def branched_over(
+    function: SassFunction, loops: list[Loop]
+) -> list[tuple[int, int, list[tuple[tuple[str, int], ...]]]]:
+    """Rule S6b: (branch, target, back-edge locations of the kept loops inside) of every
+    conditional forward branch that jumps over at least one kept loop. Whether such a
+    region is a slow path depends on the source (`sasscount`): it is when none of its
+    loops is a source loop (the range reduction of sinf/cosf for huge arguments)."""
+    by_address = {i.address: i for i in function.instructions}
+    out = []
+    for inst in function.instructions:
+        if inst.base != "BRA" or not inst.guard or inst.target is None:
+            continue
+        target = function.labels.get(inst.target)
+        if target is None or target <= inst.address:
+            continue
+        inside = [
+            by_address[loop.end].where
+            for loop in loops
+            if not loop.remainder and inst.address < loop.start and loop.end < target
+        ]
+        if inside:
+            out.append((inst.address, target, inside))
+    return out

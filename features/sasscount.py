@@ -18,6 +18,19 @@ def _normalised(line_loops: Mapping[Where, tuple]) -> dict[Where, tuple]:
     return {(os.path.realpath(f), line): trips for (f, line), trips in line_loops.items()}
 
 
+def _frames(where: tuple[Where, ...], loops: Mapping[Where, tuple]) -> tuple:
+    """Trip counts of the loops around a location: its call site's in the kernel, then for
+    inlined code the callee line's within its function (S5)."""
+    if not where:
+        return ()
+    outer = where[-1]
+    frames = loops.get((os.path.realpath(outer[0]), outer[1]), ())
+    if len(where) > 1:
+        inner = where[0]
+        frames = frames + loops.get((os.path.realpath(inner[0]), inner[1]), ())
+    return frames
+
+
 def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[str, sympy.Expr]:
     """Per-thread executions by class (and `load_N`/`store_N` global accesses of N bytes).
 
@@ -29,15 +42,16 @@ def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[st
     without a remainder whose body repeats c times (S4b) is unrolled c times when its
     source trip count is a constant c divides."""
     loops = _normalised(line_loops)
+    slow = {
+        region
+        for region, wheres in sass.regions.items()
+        if not any(_frames(where, loops) for where in wheres)
+    }
     out: dict[str, sympy.Expr] = {}
     for group in sass.groups:
-        frames: tuple = ()
-        if group.where:
-            outer = group.where[-1]
-            frames = loops.get((os.path.realpath(outer[0]), outer[1]), ())
-            if len(group.where) > 1:
-                inner = group.where[0]
-                frames = frames + loops.get((os.path.realpath(inner[0]), inner[1]), ())
+        if slow.intersection(group.regions):
+            continue  # S6b: a branched-over slow path
+        frames = _frames(group.where, loops)
         kept = frames[: min(group.depth, len(frames))]
         unroll = group.unroll
         for trip, copies in zip(kept, group.copies, strict=False):

@@ -347,3 +347,33 @@ def test_template_instance_follows_the_bound_arguments(tmp_path: Path) -> None:
     fv = count_features(ir, {"T": "double"})
     recount(ir, fv, compiler, {"T": "double"})
     assert (fv.flops_dp, fv.flops_sp) == (1, 0)
+
+
+BRANCHED = """\
+        .section        .text._Z1rPf,"ax",@progbits
+        //## File "/s/r.cu", line 3
+        /*0000*/                   FSETP.GE.AND P0, PT, |R3|, 105615, PT ;
+        /*0010*/                   FFMA R5, R0, -1.5707962512969970703, R3 ;
+        /*0020*/              @!P0 BRA `(.L_x_5) ;
+        /*0030*/                   SHF.R.U32.HI R0, RZ, 0x17, R3 ;
+.L_x_7:
+        /*0040*/                   IADD3 R10, R10, 0x1, RZ ;
+        /*0050*/                   ISETP.NE.AND P6, PT, R10, 0x6, PT ;
+        /*0060*/               @P6 BRA `(.L_x_7) ;
+        /*0070*/                   LOP3.LUT R4, R4, 0x3, RZ, 0xc0, !PT ;
+.L_x_5:
+        /*0080*/                   FMUL R5, R5, R5 ;
+        /*0090*/                   EXIT ;
+"""
+
+
+def test_branched_over_region_is_slow_only_without_a_source_loop() -> None:
+    kernel = classify_kernel(parse_disassembly(BRANCHED)["_Z1rPf"])
+    assert list(kernel.regions.values()) == [[(("/s/r.cu", 3),)]]
+    # S6b: the loop on line 3 is no source loop -> the region (4 integer ops) is a slow path
+    plain = class_counts(kernel, {("/s/r.cu", 3): ()})
+    assert (plain.get("integer", 0), plain["ffma"], plain["fmul"]) == (0, 1, 1)
+    # the same SASS under a source loop of 6 trips is a guarded loop: counted
+    n = sympy.Integer(6)
+    looped = class_counts(kernel, {("/s/r.cu", 3): (n,)})
+    assert looped["integer"] == 2 + 2 * 6  # SHF and LOP3 once, the loop's two 6 times
