@@ -447,18 +447,20 @@ class Compiler:
         return None, why or f"{path.name}: no .cu file compiles it"
 
     def candidates(self, path: Path) -> list[Path]:
-        """The file itself if a .cu, then the .cu files beside it that include it, directly
-        or through other local headers (a kernel in a header, or in a .cu meant to be
-        #included, is compiled in the unit that includes it)."""
+        """The file itself if a .cu, then the .cu files beside it or up to two folders up
+        that include it, directly or through other local headers (a kernel in a header, or
+        in a .cu meant to be #included, is compiled in the unit that includes it)."""
         with self._lock:
             known = self._candidates.get(path)
         if known is not None:
             return known
         out = [path] if path.suffix == ".cu" else []
-        try:
-            siblings = sorted(path.parent.glob("*.cu"))
-        except OSError:
-            siblings = []
+        siblings: list[Path] = []
+        for folder in (path.parent, *path.parents[1:3]):  # beside it, then up two folders
+            try:
+                siblings += sorted(folder.glob("*.cu"))
+            except OSError:
+                continue
         unit = self.database.unit_for(path) if self.database is not None else None
         search = [*(unit.include_dirs if unit else ()), *self.include_dirs]
         for sibling in siblings:

@@ -321,9 +321,16 @@ def test_kernel_in_header_compiles_in_its_includer(tmp_path: Path) -> None:
     sass, why = compiler.kernel(tmp_path / "kern.cuh", "scale")
     assert sass is not None, why
     assert sass.totals()["fmul"] == 1
-    assert compiler.candidates((tmp_path / "kern.cuh").resolve()) == [
-        (tmp_path / "main.cu").resolve()
-    ]
+    assert (tmp_path / "main.cu").resolve() in compiler.candidates(
+        (tmp_path / "kern.cuh").resolve()
+    )
+    (tmp_path / "src").mkdir()  # a header in a sub-folder, included from the folder above
+    (tmp_path / "src" / "deep.cuh").write_text(
+        "__global__ void twice(double* x) { x[threadIdx.x] *= 3.0; }\n"
+    )
+    (tmp_path / "app.cu").write_text('#include "src/deep.cuh"\nint main() { return 0; }\n')
+    deep, why = compiler.kernel(tmp_path / "src" / "deep.cuh", "twice")
+    assert deep is not None and deep.totals()["dmul"] == 1, why
 
 
 @needs_tools
