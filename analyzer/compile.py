@@ -121,8 +121,11 @@ def nvcc_command(
     """The argument list compiling one unit to a cubin: the default command
     (`-cubin -arch -O3 -lineinfo -std=c++17 -I<file dir>`) plus the unit's flags from
     compile_commands.json (its -D, -U, -I and -std: flags nvcc and clang++ -x cuda share;
-    the rest of a clang command has no nvcc meaning here) and the command line's."""
+    the rest of a clang command has no nvcc meaning here) and the command line's.
+    `--expt-relaxed-constexpr --extended-lambda`: clang compiles CUDA that calls constexpr
+    host functions and annotates lambdas without being asked; nvcc only with these."""
     args = [nvcc, "-cubin", f"-arch={arch}", "-O3", "-lineinfo", f"-std={_std(unit)}"]
+    args += ["--expt-relaxed-constexpr", "--extended-lambda"]  # what clang CUDA allows as is
     args.append(f"-I{source.parent}")
     if unit is not None:
         args += [f"-I{d}" for d in unit.include_dirs]

@@ -174,6 +174,7 @@ def test_names_arch_and_command_are_data() -> None:
         "nvcc", "sm_80", Path("/p/a b.cu"), Path("/t/o.cubin"), None, {"X": hostile}
     )
     assert args[:6] == ["nvcc", "-cubin", "-arch=sm_80", "-O3", "-lineinfo", "-std=c++17"]
+    assert "--expt-relaxed-constexpr" in args and "--extended-lambda" in args
     assert f"-DX={hostile}" in args  # one argument, never split or interpreted
     assert args[-1] == "/p/a b.cu" and "-I/p" in args
 
