@@ -385,3 +385,22 @@ def test_branched_over_region_is_slow_only_without_a_source_loop() -> None:
     n = sympy.Integer(6)
     looped = class_counts(kernel, {("/s/r.cu", 3): (n,)})
     assert looped["integer"] == 2 + 2 * 6  # SHF and LOP3 once, the loop's two 6 times
+
+
+@needs_tools
+def test_evaluate_compile_reports_compiled_share(tmp_path: Path) -> None:
+    import os
+
+    data = REPO / "tests" / "data" / "eval"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    args = ["evaluate", "-m", str(data / "manifest.csv"), "-s", str(data / "sources")]
+    args += ["-g", "rtx3080", "-q", "-p", "roofline", "-f", "json"]
+    done = _cli(*args, "--compile", "-j", "2", env=env)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    # OpenMP rows are counted from source: the share is of all matched rows with counts
+    assert 0 < summary["compiled_share"] < 1
+    assert "OpenMP: compile mode is CUDA only" in summary["compile_fallbacks"]
+    plain = json.loads(_cli(*args, env=env).stdout)
+    assert "compiled_share" not in plain
+    assert plain["n"] == summary["n"]
