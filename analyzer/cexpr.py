@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar, cast
 
 MAX_TOKENS = 4096
 MAX_DEPTH = 200  # recursive parser calls, well inside Python's own limit
@@ -204,7 +204,7 @@ class _Parser(Generic[V]):
             op = token.text
             if op == "?" and min_precedence <= _TERNARY_PRECEDENCE:
                 self.pos += 1
-                take = self.semantics.truth(left) if live else None
+                take = self.semantics.truth(cast(V, left)) if live else None
                 middle = self.expression(_TERNARY_PRECEDENCE, live and take is True)
                 self.expect(":")
                 right = self.expression(_TERNARY_PRECEDENCE, live and take is False)
@@ -215,7 +215,7 @@ class _Parser(Generic[V]):
                 break
             self.pos += 1
             if op in ("&&", "||"):
-                decided = live and self.semantics.truth(left) is (op == "||")
+                decided = live and self.semantics.truth(cast(V, left)) is (op == "||")
                 right = self.expression(precedence + 1, live and not decided)
                 if live:
                     left = (

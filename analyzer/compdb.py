@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path, PurePath
 
+from roofcast.analyzer.defines import check_define, parse_define
 from roofcast.analyzer.sources import resolved
 
 #: what separates words for shlex in POSIX mode
@@ -302,8 +303,6 @@ def _checked_define(text: str) -> tuple[str, str] | str:
     """(name, value), or the one-line problem: the checks of --define (a build repeats the
     same -D in every entry: each is checked once). The warnings of `check_define` about
     values that bind no count are for a user's -D, not a build's macros."""
-    from roofcast.features.resolve import check_define, parse_define
-
     try:
         name, value = parse_define(text)
         check_define(name, value)

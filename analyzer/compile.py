@@ -1,5 +1,5 @@
 """Compile mode: compile CUDA translation units for the GPU's architecture, disassemble them,
-and keep each kernel's classed SASS (features.sass), cached on disk.
+and keep each kernel's classed SASS (analyzer.sass), cached on disk.
 
 Commands are data: nvcc runs with an argument list, never through a shell, and -D values
 are passed as single arguments. Any failure (tool missing, unit not compiling, kernel absent
@@ -24,7 +24,7 @@ from functools import cache
 from pathlib import Path
 
 from roofcast.analyzer.compdb import CompileDatabase, CompileUnit
-from roofcast.features.sass import KernelSass, LineCounts, classify_kernel, parse_disassembly
+from roofcast.analyzer.sass import KernelSass, LineCounts, classify_kernel, parse_disassembly
 
 #: seconds one nvcc or nvdisasm run may take
 TOOL_TIMEOUT = 300.0
@@ -140,7 +140,7 @@ def nvcc_command(
 @cache
 def _reader_digest() -> str:
     """A hash of the SASS reader's source: the cache holds its output, not the SASS."""
-    from roofcast.features import sass
+    from roofcast.analyzer import sass
 
     return hashlib.sha256(Path(sass.__file__).read_bytes()).hexdigest()
 
@@ -346,12 +346,11 @@ class Compiler:
             key = self._key(source, command)
             counts_file = self.cache_root / key[:2] / f"{key}-{_reader_digest()[:16]}.json.gz"
             sass_file = self.cache_root / key[:2] / f"{key}.sass.gz"
-            loaded = self._load(counts_file)
+            data = self._load(counts_file)
+            loaded = _from_json(data) if data is not None else None
             if loaded is not None:
-                loaded = _from_json(loaded)
-                if loaded is not None:
-                    loaded.command = command
-                    return loaded
+                loaded.command = command
+                return loaded
             stored = self._load(sass_file)
             if stored is not None and isinstance(stored.get("sass"), str):
                 error, text = str(stored.get("error", "")), stored["sass"]
@@ -514,20 +513,3 @@ def template_args(ir, bound: Mapping[str, str]) -> list[str]:
 
 def _names(mangled: str, name: str) -> bool:
     return demangled_base(mangled) == name.split("::")[-1]
-
-
-def recount(ir, features, compiler: Compiler, bound: Mapping[str, str] | None = None) -> None:
-    """Compile mode for one counted kernel: FLOPs and int ops from its SASS where it has
-    some (`counted_from` "sass"), else the source counts stay, with the reason why."""
-    from roofcast.features.sasscount import apply_sass, class_counts
-
-    if ir.language != "cuda":
-        features.counted_from, features.counted_why = "source", "OpenMP: compile mode is CUDA only"
-        return
-    sass, why = compiler.kernel(ir.file, ir.name, template_args(ir, bound or {}))
-    if sass is None:
-        features.counted_from, features.counted_why = "source", why
-        return
-    apply_sass(features, class_counts(sass, features.line_loops))
-    features.counted_from = "sass"
-    features.counted_why = f"nvcc -arch={compiler.arch}"

@@ -12,57 +12,11 @@ from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
 from roofcast.analyzer.functionscan import scan_function
 from roofcast.analyzer.hostvalues import bind_call, caller_bindings, device_allocations
-from roofcast.analyzer.index import FileIndex, FunctionInfo
+from roofcast.analyzer.index import FileIndex, FunctionInfo, parameters
 from roofcast.analyzer.model import KernelIR, LaunchSite, Param
 from roofcast.analyzer.parsing import NodeCache, node_text
 
 MAX_HOST_CONTEXT_CHARS = 6000
-
-
-_PARAMETERS = NodeCache()
-
-
-def parameters(func: tree_sitter.Node) -> list[Param]:
-    """Declared parameters, types normalised the way a demangler prints them."""
-    return list(_PARAMETERS.get(func, lambda: tuple(_parameters(func))))
-
-
-def _parameters(func: tree_sitter.Node) -> list[Param]:
-    declarator = func.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    params_node = declarator.child_by_field_name("parameters") if declarator else None
-    params: list[Param] = []
-    for p in params_node.named_children if params_node else []:
-        if not p.type.endswith("parameter_declaration"):
-            continue
-        type_node = p.child_by_field_name("type")
-        base = node_text(type_node) if type_node else "int"
-        prefix = [node_text(c) for c in p.children if c.type == "type_qualifier"]
-        d = p.child_by_field_name("declarator")
-        stars = ""
-        name = ""
-        while d is not None:
-            if d.type == "pointer_declarator" or d.type in (
-                "array_declarator",
-                "abstract_array_declarator",
-            ):
-                stars += "*"
-            elif d.type in ("reference_declarator",):
-                stars += "&"
-            elif d.type in ("identifier",):
-                name = node_text(d)
-                break
-            nxt = d.child_by_field_name("declarator")
-            if nxt is None:
-                named = [c for c in d.named_children if c.type == "identifier"]
-                name = node_text(named[0]) if named else name
-                break
-            d = nxt
-        quals = [q for q in prefix if q in ("const", "volatile")]
-        type_text = " ".join([*quals, base]) + (" " + stars if stars else "")
-        params.append(Param(name=name, type=type_text, is_pointer="*" in stars))
-    return params
 
 
 def signature(name: str, params: list[Param]) -> str:
@@ -129,7 +83,7 @@ def launch_sites(index: FileIndex) -> list[tuple[str, LaunchSite, tree_sitter.No
     return sites
 
 
-def _enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
+def _enclosing_function(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
     while node is not None and node.type != "function_definition":
         node = node.parent
     return node

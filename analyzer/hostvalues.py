@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from functools import cache, partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import sympy
 import tree_sitter
+from roofcast.analyzer.index import function_name, parameters
 from roofcast.analyzer.parsing import (
     NodeCache,
     captures,
@@ -165,17 +166,20 @@ class HostScope:
             if a is None or b is None:
                 return None
             op = operator(node)
+            left: sympy.Expr = a  # not None: the lambdas below see them so
+            right: sympy.Expr = b
             ops = {
-                "+": lambda: a + b,
-                "-": lambda: a - b,
-                "*": lambda: a * b,
-                "/": lambda: a / b if b != 0 else None,
-                "<<": lambda: a * 2**b,
-                ">>": lambda: a / 2**b,
+                "+": lambda: left + right,
+                "-": lambda: left - right,
+                "*": lambda: left * right,
+                "/": lambda: left / right if right != 0 else None,
+                "<<": lambda: left * 2**right,
+                ">>": lambda: left / 2**right,
             }
             return ops[op]() if op in ops else None
         if t == "call_expression":
-            fn = node_text(node.child_by_field_name("function")).split("::")[-1]
+            fn = node_text(cast(tree_sitter.Node, node.child_by_field_name("function")))
+            fn = fn.split("::")[-1]
             args = node.child_by_field_name("arguments")
             first = args.named_children[0] if args is not None and args.named_children else None
             if fn in _ARGV_CALLS and first is not None:
@@ -253,7 +257,8 @@ def device_allocations(
     total = sympy.Integer(0)
     found = False
     for call in captures(_calls_query(grammar), func).get("c", []):
-        name = node_text(call.child_by_field_name("function")).split("::")[-1]
+        name = node_text(cast(tree_sitter.Node, call.child_by_field_name("function")))
+        name = name.split("::")[-1]
         if name not in _ALLOCATORS:
             continue
         args = call.child_by_field_name("arguments")
@@ -329,14 +334,11 @@ def caller_bindings(func: tree_sitter.Node, calls: CallSites | None) -> dict[str
 def _first_caller_bindings(
     func: tree_sitter.Node, calls: CallSites | None
 ) -> dict[str, sympy.Expr]:
-    from roofcast.analyzer.cuda import parameters
-    from roofcast.analyzer.index import function_name
-
     params = [p.name for p in parameters(func)]
     if not params:
         return {}
     name = (function_name(func) or "").split("::")[-1]
-    for call, call_grammar in (calls or {}).get(name, []):
+    for call, call_grammar in calls.get(name, []) if calls else []:
         caller = call.parent
         while caller is not None and caller.type != "function_definition":
             caller = caller.parent

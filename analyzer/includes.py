@@ -47,7 +47,8 @@ def resolve_include(
     origin: Path, include: str, roots: Sequence[Path], by_name: Mapping[str, list[Path]]
 ) -> Path | None:
     """The resolved path `origin`'s `#include "include"` reads, or None when none is found."""
-    for folder in (os.path.dirname(origin), *roots):
+    folders: tuple[str | os.PathLike[str], ...] = (os.path.dirname(origin), *roots)
+    for folder in folders:
         candidate = os.path.join(folder, include)
         if _suffix(candidate).lower() in _INCLUDABLE:
             found = existing_file(candidate)

@@ -10,9 +10,11 @@ import re
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
+from typing import cast
 
 import tree_sitter
-from roofcast.analyzer.parsing import language, node_text
+from roofcast.analyzer.model import Param
+from roofcast.analyzer.parsing import NodeCache, language, node_text
 from roofcast.analyzer.skeleton import index_captures
 
 _QUERY_TEXT = """
@@ -204,13 +206,13 @@ def build_index(
         if name is not None:
             index.structs[node_text(name)] = _struct_fields(node)
     for node in found.get("include", []):
-        name = node_text(node).strip('"')
-        index.includes.append(name)
+        included = node_text(node).strip('"')
+        index.includes.append(included)
         owner = node.parent
         while owner is not None and owner.type != "function_definition":
             owner = owner.parent
         if owner is not None:  # a header pasted into a function body: its code runs there
-            index.function_includes[name.split("/")[-1]] = (owner, node.start_byte)
+            index.function_includes[included.split("/")[-1]] = (owner, node.start_byte)
     for node in found.get("global", []):
         _index_global(node, index)
     index.launches = list(found.get("launch", []))
@@ -218,12 +220,12 @@ def build_index(
         n for n in found.get("pragma", []) if node_text(n).lstrip("# \t").startswith("pragma")
     ]
     for node in found.get("function", []):
-        name = function_name(node)
-        if not name:
+        function = function_name(node)
+        if not function:
             continue
         index.functions.append(
             FunctionInfo(
-                name=name,
+                name=function,
                 file=path,
                 line=node.start_point[0] + 1,
                 qualifiers=_qualifiers(node),
@@ -277,7 +279,7 @@ def _struct_fields(node: tree_sitter.Node) -> list[tuple[str, str, str]]:
                     size = node_text(s) if s else size
                 else:
                     pointer = True
-                d = d.child_by_field_name("declarator")
+                d = cast(tree_sitter.Node, d.child_by_field_name("declarator"))
             type_text = node_text(type_node) if type_node else "int"
             fields.append((type_text + ("*" if pointer else ""), node_text(d), size))
     return fields
@@ -303,3 +305,49 @@ def _index_global(node: tree_sitter.Node, index: FileIndex) -> None:
         index.globals[name] = (node_text(type_node), node_text(node))
         if is_const and value is not None and inner is not None and inner.type == "identifier":
             index.constants[name] = node_text(value)
+
+
+_PARAMETERS = NodeCache()
+
+
+def parameters(func: tree_sitter.Node) -> list[Param]:
+    """Declared parameters, types normalised the way a demangler prints them."""
+    return list(_PARAMETERS.get(func, lambda: tuple(_parameters(func))))
+
+
+def _parameters(func: tree_sitter.Node) -> list[Param]:
+    declarator = func.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    params_node = declarator.child_by_field_name("parameters") if declarator else None
+    params: list[Param] = []
+    for p in params_node.named_children if params_node else []:
+        if not p.type.endswith("parameter_declaration"):
+            continue
+        type_node = p.child_by_field_name("type")
+        base = node_text(type_node) if type_node else "int"
+        prefix = [node_text(c) for c in p.children if c.type == "type_qualifier"]
+        d = p.child_by_field_name("declarator")
+        stars = ""
+        name = ""
+        while d is not None:
+            if d.type == "pointer_declarator" or d.type in (
+                "array_declarator",
+                "abstract_array_declarator",
+            ):
+                stars += "*"
+            elif d.type in ("reference_declarator",):
+                stars += "&"
+            elif d.type in ("identifier",):
+                name = node_text(d)
+                break
+            nxt = d.child_by_field_name("declarator")
+            if nxt is None:
+                named = [c for c in d.named_children if c.type == "identifier"]
+                name = node_text(named[0]) if named else name
+                break
+            d = nxt
+        quals = [q for q in prefix if q in ("const", "volatile")]
+        type_text = " ".join([*quals, base]) + (" " + stars if stars else "")
+        params.append(Param(name=name, type=type_text, is_pointer="*" in stars))
+    return params

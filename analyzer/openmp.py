@@ -10,9 +10,9 @@ import sympy
 import tree_sitter
 from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
-from roofcast.analyzer.cuda import parameters, signature
+from roofcast.analyzer.cuda import signature
 from roofcast.analyzer.hostvalues import caller_bindings, mapped_bytes
-from roofcast.analyzer.index import FileIndex, function_name, template_params
+from roofcast.analyzer.index import FileIndex, function_name, parameters, template_params
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.parsing import node_text
 
@@ -71,7 +71,7 @@ def following_statement(node: tree_sitter.Node) -> tree_sitter.Node | None:
     return sibling
 
 
-def _enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
+def _enclosing_function(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
     while node is not None and node.type not in ("function_definition", "lambda_expression"):
         node = node.parent
     while node is not None and node.type == "lambda_expression":

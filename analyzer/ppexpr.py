@@ -75,8 +75,8 @@ class _IntSemantics:
 
     def binary(self, op: str, left: tuple[int, bool], right: tuple[int, bool]) -> tuple[int, bool]:
         if op in ("&&", "||"):
-            a, b = left[0] != 0, right[0] != 0
-            return int(a and b if op == "&&" else a or b), False
+            p, q = left[0] != 0, right[0] != 0
+            return int(p and q if op == "&&" else p or q), False
         if op in ("<<", ">>"):  # the type is the left operand's, the count any integer
             count = right[0]
             if count < 0 or count >= _BITS:

@@ -131,8 +131,8 @@ def _anchored(
         while at >= 0:
             node = body.descendant_for_byte_range(offset + at, offset + at + len(token))
             kind = kinds.get(node.type) if node is not None else None
-            holder = node.parent if kind is not None else None
-            if holder is not None and holder.type == kind[0]:
+            holder = node.parent if kind is not None and node is not None else None
+            if holder is not None and kind is not None and holder.type == kind[0]:
                 _add_anchored(query, holder, kind[1], out)
             at = data.find(token, at + len(token))
     return out

@@ -27,8 +27,7 @@ from roofcast.evaluation import ManifestError, load_manifest
 from roofcast.predictors.calibration import cross_fitted_confidence, fit_calibration, reliability
 from roofcast.predictors.learned import LearnedPredictor
 from roofcast.predictors.learned_features import FEATURE_NAMES
-from roofcast.predictors.textbook_check import agreement, textbook_cases
-from roofcast.predictors.training import (
+from roofcast.training.fit import (
     SETTINGS,
     Dataset,
     Settings,
@@ -40,6 +39,7 @@ from roofcast.predictors.training import (
     out_of_fold,
     static_log_ai,
 )
+from roofcast.training.textbook_check import agreement, textbook_cases
 
 LOWER = (0.0, 0.1, 0.25, 0.5, 1.0)
 UPPER = (0.5, 1.0, 1.5, 2.0, 3.0)

@@ -14,7 +14,7 @@ The AI error of a class is the FLOP (op) error minus the byte error: log10 of
     python bench/error_budget.py MANIFEST SOURCES [--gpu rtx3080] [--json]
         [--compile-commands compile_commands.json] [--compile [--jobs N] [--compiled-only]]
 
-With --compile, CUDA kernels' FLOPs and int ops come from their SASS (docs/counting.md S0-S7);
+With --compile, CUDA kernels' FLOPs and int ops come from their SASS (docs/counting.md S0-S9);
 the JSON gains `compiled_share` and the issue's targets over CUDA rows: int ops within 2x,
 non-zero SP FLOPs within 10%; --compiled-only keeps the rows counted from SASS.
 """

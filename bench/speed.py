@@ -30,7 +30,8 @@ from roofcast.analyzer.partition import independent_groups
 from roofcast.analyzer.sources import SourceError, expand_paths, read_source
 from roofcast.gpu_specs import load_gpu
 
-from roofcast.pipeline import analyze_paths, available_cpus, batch_groups
+from roofcast.pipeline import analyze_paths
+from roofcast.scheduler import available_cpus, batch_groups
 
 
 def parse_files(files: list[Path]) -> int:

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from roofcast.gpu_specs import GPU, UnknownGPUError, load_gpu
 from roofcast.kernels.textbook import GPUS, TextbookError, TextbookKernel, load_textbook
 
-from roofcast.pipeline import KernelResult, analyze_paths
-from roofcast.predictors import Predictor, default_predictor, get_predictor
+from roofcast.pipeline import analyze_paths
+from roofcast.predictors import Predictor
+from roofcast.registry import default_predictor, get_predictor
+from roofcast.results import KernelResult
 
 
 @dataclass(frozen=True)
@@ -37,13 +39,21 @@ class Row:
     roofline: str
     static_bytes: float | None
     expected_bytes: int | None
+    launch_bytes: float | None = None
 
     @property
     def ratio(self) -> float | None:
-        """Static launch bytes over the sidecar's; None when either is missing."""
+        """Per-thread bytes x threads over the sidecar's; None when either is missing."""
         if self.static_bytes is None or not self.expected_bytes:
             return None
         return self.static_bytes / self.expected_bytes
+
+    @property
+    def launch_ratio(self) -> float | None:
+        """The traffic model's launch bytes over the sidecar's."""
+        if self.launch_bytes is None or not self.expected_bytes:
+            return None
+        return self.launch_bytes / self.expected_bytes
 
 
 def _find(results: Iterable[KernelResult], entry: TextbookKernel) -> KernelResult | None:
@@ -76,9 +86,11 @@ def collect_rows(
             gpu = load_gpu(key)
             got_default, _ = _verdict(entry, gpu, default)
             got_roofline, result = _verdict(entry, gpu, roofline)
-            static = None
+            static = launch = None
             if result is not None:
                 static = result.resolved.bytes * result.resolved.threads
+                if result.resolved.dram is not None:
+                    launch = result.resolved.dram.total
             dram = entry.expected_dram
             rows.append(
                 Row(
@@ -89,6 +101,7 @@ def collect_rows(
                     roofline=got_roofline,
                     static_bytes=static,
                     expected_bytes=dram.total if dram else None,
+                    launch_bytes=launch,
                 )
             )
     return rows
@@ -111,10 +124,22 @@ def _bytes(value: float | None) -> str:
 
 def render(rows: Sequence[Row]) -> str:
     """The table, then agreement per predictor (overall, per GPU, on the flip set)."""
-    head = ("kernel", "gpu", "expected", "default", "roofline", "static B", "expected B", "ratio")
+    head = (
+        "kernel",
+        "gpu",
+        "expected",
+        "default",
+        "roofline",
+        "per-thread B",
+        "launch B",
+        "expected B",
+        "ratio pt",
+        "ratio launch",
+    )
     body = []
     for r in rows:
         ratio = f"{r.ratio:.3g}" if r.ratio is not None else "-"
+        launch_ratio = f"{r.launch_ratio:.3g}" if r.launch_ratio is not None else "-"
         mark = "*" if r.entry.flip else ""
         body.append(
             (
@@ -124,8 +149,10 @@ def render(rows: Sequence[Row]) -> str:
                 r.default,
                 r.roofline,
                 _bytes(r.static_bytes),
+                _bytes(r.launch_bytes),
                 _bytes(r.expected_bytes),
                 ratio,
+                launch_ratio,
             )
         )
     widths = [max(len(str(x[i])) for x in [head, *body]) for i in range(len(head))]
@@ -143,14 +170,17 @@ def render(rows: Sequence[Row]) -> str:
                 hits, total = agreement(subset, column)
                 parts.append(f"{label} {hits}/{total} ({100 * hits / total:.0f}%)")
         lines.append(f"agreement {column:8s}: " + ", ".join(parts))
-    ratios = sorted(r.ratio for r in rows if r.ratio is not None and r.gpu == rows[0].gpu)
-    if ratios:
-        mid = ratios[len(ratios) // 2]
-        within = sum(0.5 <= x <= 2 for x in ratios)
-        lines.append(
-            f"static / expected DRAM bytes over {len(ratios)} kernels: median {mid:.3g}, "
-            f"range {ratios[0]:.3g}-{ratios[-1]:.3g}, {within} within 2x"
+    for label, attr in (("per-thread", "ratio"), ("launch", "launch_ratio")):
+        ratios = sorted(
+            getattr(r, attr) for r in rows if getattr(r, attr) is not None and r.gpu == rows[0].gpu
         )
+        if ratios:
+            mid = ratios[len(ratios) // 2]
+            within = sum(0.5 <= x <= 2 for x in ratios)
+            lines.append(
+                f"{label} / expected DRAM bytes over {len(ratios)} kernels: median {mid:.3g}, "
+                f"range {ratios[0]:.3g}-{ratios[-1]:.3g}, {within} within 2x"
+            )
     return "\n".join(lines)
 
 

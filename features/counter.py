@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, partial
+from typing import Any, cast
 
 import sympy
 import tree_sitter
 from roofcast.analyzer.functionscan import ASSIGNED_PATTERNS, scan_function
-from roofcast.analyzer.index import template_params
+from roofcast.analyzer.index import parameters, template_params
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.parsing import (
     NodeCache,
@@ -50,11 +51,14 @@ from roofcast.features.sharedmem import (
 from roofcast.features.symbolic import (
     BUILTIN_VECTORS,
     builtin,
+    position_symbol,
     symbol,
     unknown_trip_symbol,
     zero_thread_position,
 )
+from roofcast.features.traffic import Access, Dim
 from roofcast.features.vector import FeatureVector
+from roofcast.gpu_specs.opclasses import PRECISION_BYTES
 
 _CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast", "dynamic_cast"})
 
@@ -90,7 +94,7 @@ _ASSIGN_OPS = {
     "|=": "|",
     "^=": "^",
 }
-_MISSING = object()
+_MISSING: Any = object()
 _ASSIGNED = NodeCache()  # loop or body node -> names assigned in it
 _FLOAT_LITERAL = re.compile(r"^[0-9.]*([0-9]\.|\.[0-9]|[eE][+-]?[0-9])")
 
@@ -123,6 +127,11 @@ class Var:
     #: a data member of an object in global/shared memory, seen inside one of its methods:
     #: (space, the object's alias, its index text, the names the index depends on)
     member_of: tuple[str, str, str, frozenset[str]] | None = None
+    #: its value over the traffic model's dims (loop counters as symbols, not their means)
+    index_value: sympy.Expr | None = None
+    varying: bool = False  # changes with a loop: `index_value` (None: unknown) is its value
+    #: a pointer into a global array: (the array, the element offset over the dims)
+    points_into: tuple[str, sympy.Expr | None] | None = None
 
 
 @dataclass
@@ -191,6 +200,12 @@ class KernelCounter:
         self.work = 0  # statements and expressions visited (rule B1)
         self.budget = WORK_BUDGET
         self.warned: set[str] = set()  # the rules already named in fv.warnings
+        # the traffic model's view (features/traffic.py): each distinct global access with
+        # its index over the dims (thread/block positions, loop counters)
+        self.accesses: list[Access] = []
+        self.dims: list[Dim] = []
+        self.index_mode = False  # `value` gives loop counters as symbols, not their means
+        self.placing: tuple[str, sympy.Expr | None, int, int, bool] | None = None  # `place`
         self.source_file = ir.file  # the file of the statements walked (an inlined callee's)
         self.frame_base = 0  # frames of the function being walked start here (compile mode)
 
@@ -208,7 +223,7 @@ class KernelCounter:
             yield
         except WorkBudgetExceeded:
             self.fv.warnings.append(
-                f"too complex (more than {self.budget} statements and expressions to walk):"
+                f"too complex (more than {self.budget} statements and expressions to walk) [B1]:"
                 " approximated, counts cover the part walked"
             )
 
@@ -220,7 +235,9 @@ class KernelCounter:
         self.warned.add(rule)
         if not isinstance(where, str):
             where = f"at line {where.start_point[0] + 1 + self.line_offset}"
-        self.fv.warnings.append(f"nesting deeper than {limit} {where}: approximated ({how})")
+        self.fv.warnings.append(
+            f"nesting deeper than {limit} {where} [{rule.split()[0]}]: approximated ({how})"
+        )
 
     # ---------------------------------------------------------------- tallies
     @property
@@ -347,6 +364,8 @@ class KernelCounter:
         if result is not _COMPOUND:
             return result
         result = self._value_tree(node)
+        if result is _AMBIGUOUS:
+            result = self.value_unambiguous(node)
         if result is not None and result.args and not _small_expression(result):
             self.approximated("N4", MAX_VALUE_DEPTH, node, "an integer value left unknown")
             return None
@@ -368,6 +387,8 @@ class KernelCounter:
                     return symbol(name)
             if var.loaded:
                 return None
+            if self.index_mode and var.varying:
+                return var.index_value  # None: varies in a way the dims do not say
             return var.value
         if t == "field_expression":
             base = node.child_by_field_name("argument")
@@ -404,6 +425,8 @@ class KernelCounter:
             _, node, depth = task
             while node is not None and node.type in ("parenthesized_expression", "cast_expression"):
                 if node.type == "cast_expression":
+                    if self.cast_as_sum(node):  # `(i) + (j)*n`: a sum, not a cast of `+(j)*n`
+                        return _AMBIGUOUS
                     node = node.child_by_field_name("value")
                 else:
                     node = node.named_children[0] if node.named_children else None
@@ -425,6 +448,38 @@ class KernelCounter:
             tasks.extend(("eval", operand, depth + 1) for operand in reversed(operands))
         return done[-1] if done else None
 
+    def cast_as_sum(self, node: tree_sitter.Node) -> bool:
+        """`(i) + x` / `(i) - x` parse as a cast of `+x` to a type `i` (a macro's argument in
+        parentheses, `IDX(i,j)`); when `i` is a variable in scope it is a sum."""
+        type_node = node.child_by_field_name("type")
+        operand = node.child_by_field_name("value")
+        if type_node is None or operand is None or operand.type != "unary_expression":
+            return False
+        name = node_text(type_node).strip()
+        return (
+            name.isidentifier()
+            and operator(operand) in ("+", "-")
+            and self.lookup(name) is not None
+        )
+
+    def value_unambiguous(self, node: tree_sitter.Node) -> sympy.Expr | None:
+        """`value` of an expression with a `(name) + x` read as a cast: the text re-read with
+        the parentheses around the variables' names dropped, then valued."""
+        text = _PARENTHESIZED_NAME.sub(
+            lambda m: m.group(1) if self.lookup(m.group(1)) is not None else m.group(0),
+            node_text(node),
+        )
+        tree = parse(f"int __roofcast_value = ({text});", "cpp")
+        decl = tree.root_node.named_children[0] if tree.root_node.named_children else None
+        init = None
+        if decl is not None:
+            for d in decl.children_by_field_name("declarator"):
+                init = d.child_by_field_name("value")
+        if init is None:
+            return None
+        result = self._value_tree(init)
+        return None if result is _AMBIGUOUS else result
+
     def expr_type_only(self, node: tree_sitter.Node) -> CType:
         while node.type == "parenthesized_expression" and node.named_children:
             node = node.named_children[0]  # sizeof(float4) parses as sizeof of `(float4)`
@@ -444,7 +499,7 @@ class KernelCounter:
                     indices[:0] = list(idx.named_children)
                 else:
                     indices.insert(0, idx)
-            node = node.child_by_field_name("argument")
+            node = cast(tree_sitter.Node, node.child_by_field_name("argument"))
         while node.type == "parenthesized_expression" and node.named_children:
             node = node.named_children[0]
         return node, indices
@@ -490,6 +545,7 @@ class KernelCounter:
         self, node: tree_sitter.Node, read: bool, write: bool, member: str | None = None
     ) -> CType:
         """Count a subscript / dereference access; returns the element type."""
+        base: tree_sitter.Node | None
         if node.type == "subscript_expression":
             base, indices = self.base_of(node)
         elif node.type == "pointer_expression":
@@ -508,7 +564,7 @@ class KernelCounter:
                 if base_t is not None and base_t.pointer:
                     self.expr(right)
                     self.add("int_ops", 1)
-                    indices = [right]
+                    indices = [cast(tree_sitter.Node, right)]
                     base = left
         else:
             return UNKNOWN
@@ -540,21 +596,77 @@ class KernelCounter:
             self.array_indices[(alias, key_ctx)].add(index_text)
             if any(self._is_loaded(i) for i in indices):
                 self.fv.indirect_accesses += 1
-            self.record_access(key, size, read, write, names)
+            if space == "global":
+                unit = size if member is None else max(size, element.element_bytes)
+                self.placing = self.place(base, indices, alias, unit, node)
+            try:
+                self.record_access(key, size, read, write, names)
+            finally:
+                self.placing = None
         return element_for_return
+
+    def place(
+        self,
+        base: tree_sitter.Node | None,
+        indices: list[tree_sitter.Node],
+        alias: str,
+        unit: int,
+        node: tree_sitter.Node,
+    ) -> tuple[str, sympy.Expr | None, int, int, bool]:
+        """Where a global access falls, for the traffic model (T2): (array, element offset
+        over the dims or None, bytes per offset step, line), through a pointer into an array
+        where there is one."""
+        array = alias
+        offset: sympy.Expr | None = sympy.Integer(0)  # bytes
+        if base is not None:
+            target = self.lookup(node_text(base)) if base.type == "identifier" else None
+            pointed = target.points_into if target is not None else self.pointer_target(base)
+            if pointed is not None:
+                array, offset = pointed
+        unit = max(unit, 1)
+        if len(indices) > 1:
+            index = None  # a[i][j] through pointers to pointers: rows anywhere
+        else:
+            index = self.index_of(indices[0]) if indices else sympy.Integer(0)
+        index = offset / unit + index if index is not None and offset is not None else None
+        indirect = index is None and any(self._is_loaded(i) for i in indices)
+        return array, index, unit, node.start_point[0] + 1 + self.line_offset, indirect
+
+    def any_varying(self, names: frozenset[str] | set[str]) -> bool:
+        """Whether any of `names` changes with a loop (its index value differs)."""
+        for name in names:
+            var = self.lookup(name)
+            if var is not None and var.varying:
+                return True
+        return False
+
+    def index_of(self, node: tree_sitter.Node | None) -> sympy.Expr | None:
+        """`value` with loop counters as the traffic model's loop dims."""
+        if self.index_mode:
+            return self.value(node)
+        self.index_mode = True
+        try:
+            return self.value(node)
+        finally:
+            self.index_mode = False
 
     def record_access(
         self, key: tuple, size: int, read: bool, write: bool, names: set[str]
-    ) -> None:
-        """First read of an element is a load, a write a store (once), a read after either free."""
+    ) -> tuple[str, ...]:
+        """First read of an element is a load, a write a store (once), a read after either free.
+        Returns the kinds ("load", "store") counted now."""
         space, key_ctx = key[0], key[-1]
         state = self.access_state.setdefault(key, set())
         prefix = "shared_" if space == "shared" else ""
         sharing = f"bytes_{self.sharing(names)}"
         todo = (("load", read, not state), ("store", write, "store" not in state))
+        counted: list[str] = []
         for kind, wanted, fresh in todo:
             if not (wanted and fresh):
                 continue
+            counted.append(kind)
+            if not prefix:
+                self.note_traffic(key, size, kind == "store")
             self.add(f"{prefix}{kind}_bytes", size, key_ctx)
             if not prefix:
                 self.add(f"{kind}s", 1, key_ctx)
@@ -562,6 +674,21 @@ class KernelCounter:
                 if self.rare_depth:
                     self.add("bytes_rare", size, key_ctx)
             state.add(kind)
+        return tuple(counted)
+
+    def note_traffic(self, key: tuple, size: object, store: bool) -> None:
+        """A distinct global access for the traffic model; where `place` did not say where
+        it falls (copies, members through `this`), its place is unknown (T2)."""
+        width = size if isinstance(size, int) else as_integer(size)
+        if self.placing is not None:
+            array, index, unit, line, indirect = self.placing
+        else:
+            array, index, unit, line, indirect = str(key[1]), None, 1, 0, True
+        if not isinstance(width, int):
+            index = None  # a copy of symbolic size: charged as the per-thread count (T6)
+        self.accesses.append(
+            Access(array, index, unit, width, store, self.nest_trips(key[-1]), line, indirect)
+        )
 
     def _is_loaded(self, node: tree_sitter.Node) -> bool:
         stack = [node]
@@ -788,9 +915,15 @@ class KernelCounter:
         key_ctx = self.hoisted_key(names)
         self.arrays.add(alias)
         self.array_indices[(alias, key_ctx)].add("0." + node_text(member))
-        self.record_access(
-            (space, alias, "0." + node_text(member), key_ctx), size, read, write, names
-        )
+        if space == "global":
+            unit = max(size, base_type.deref().element_bytes)
+            self.placing = self.place(arg, [], alias, unit, arg)
+        try:
+            self.record_access(
+                (space, alias, "0." + node_text(member), key_ctx), size, read, write, names
+            )
+        finally:
+            self.placing = None
         return member_type
 
     def _e_subscript_expression(self, node: tree_sitter.Node) -> CType:
@@ -896,7 +1029,8 @@ class KernelCounter:
             arg = node.child_by_field_name("argument")
             member = node.child_by_field_name("field")
             if arg is not None and arg.type == "subscript_expression":
-                return self.memory_access(arg, read=read, write=True, member=node_text(member))
+                field = node_text(cast(tree_sitter.Node, member))
+                return self.memory_access(arg, read=read, write=True, member=field)
             through = self.member_through_pointer(node, read=read, write=True)
             return through if through is not None else self.expr(node)
         if node.type == "parenthesized_expression" and node.named_children:
@@ -918,8 +1052,19 @@ class KernelCounter:
             var.value = self.value(right) if integral else None
             var.loaded = self._is_loaded(right) if right is not None and integral else False
             var.deps = frozenset(self.identifiers([right])) if right is not None else frozenset()
+            var.index_value = None
+            var.varying = False
+            if integral and right is not None and self.any_varying(var.deps):
+                var.varying = True
+                var.index_value = self.index_of(right)
+            elif var.points_into is not None or (var.space == "global" and var.type.pointer):
+                var.points_into = self.pointer_target(right) if right is not None else None
         else:
             var.value = None
+            var.index_value = None
+            var.varying = var.varying or bool(self.frames)  # `i += s` in a loop
+            if var.points_into is not None:
+                var.points_into = (var.points_into[0], None)  # `p += s`: somewhere in the array
 
     def _e_call_expression(self, node: tree_sitter.Node) -> CType:
         fn_node = node.child_by_field_name("function")
@@ -979,16 +1124,16 @@ class KernelCounter:
             kind, forced = mf.SPECIAL[bare]
             precision = forced or (widest.kind if widest.is_float else "dp")
             self.add_special(kind, precision)
-            return CType(precision, {"hp": 2, "sp": 4, "dp": 8}.get(precision, 4))
+            return CType(precision, PRECISION_BYTES.get(precision, 4))
         if bare in mf.FMA:
             forced, lanes = mf.FMA[bare]
             precision = forced or (widest.kind if widest.is_float else "dp")
             self.add_flops(precision, 2 * lanes)
-            return CType(precision, {"hp": 2, "sp": 4, "dp": 8}[precision], lanes)
+            return CType(precision, PRECISION_BYTES[precision], lanes)
         if bare in mf.BASIC:
             precision, lanes = mf.BASIC[bare]
             self.add_flops(precision, lanes)
-            return CType(precision, {"hp": 2, "sp": 4, "dp": 8}[precision], lanes)
+            return CType(precision, PRECISION_BYTES[precision], lanes)
         if bare in mf.INT_INTRINSICS:
             self.add("int_ops")
             return INT
@@ -998,39 +1143,14 @@ class KernelCounter:
             return widest
         if bare in mf.FREE:
             return widest
-        if bare.startswith(
-            (
-                "__shfl",
-                "__ballot",
-                "__any",
-                "__all",
-                "__activemask",
-                "__float2",
-                "__int2",
-                "__half2float",
-                "__double2",
-                "__uint2",
-                "__ll2",
-                "__float_as",
-                "__int_as",
-                "__longlong_as",
-                "__double_as",
-                "make_",
-                "static_cast",
-                "__threadfence",
-                "printf",
-                "assert",
-            )
-        ):
-            if bare.startswith("make_"):
-                return self.types.parse(bare[len("make_") :])
-            if bare.startswith(("__half2float", "__int2float", "__uint2float", "__double2float")):
-                return FLOAT
-            if bare.startswith(("__float2half",)):
-                return CType("hp", 2)
-            if bare.startswith(("__int2double", "__float2double")):
-                return DOUBLE
-            return first if bare.startswith("__shfl") else UNKNOWN
+        prefixed = mf.prefix_result(bare)  # shuffles, votes, conversions, make_float4, ...
+        if prefixed is not None:
+            prefix, result = prefixed
+            if result == "named":
+                return self.types.parse(bare[len(prefix) :])
+            if result in PRECISION_BYTES:
+                return CType(result, PRECISION_BYTES[result])
+            return first if result == "first" else UNKNOWN
         if self.ctx is not None:
             functor = self.functor_operator(fn_node) if obj is None else None
             if functor is not None:  # `f(x)` with `F f` a class: its operator()
@@ -1050,6 +1170,7 @@ class KernelCounter:
             return UNKNOWN
         share: sympy.Expr = sympy.Integer(1)
         element: CType | None = None  # sizes are in bytes but for the element-count form
+        size: tree_sitter.Node | None
         if types[0].pointer or name.endswith("__pipeline_memcpy_async"):
             dst, src, size = args[0], args[1], args[2]
         else:
@@ -1067,7 +1188,7 @@ class KernelCounter:
             nbytes = nbytes * element.element_bytes
         if nbytes is None:
             nbytes = sympy.Integer(self.types.parse("float").element_bytes)
-            self.fv.notes.append(f"{name}: size not known, one 4-byte element counted")
+            self.fv.notes.append(f"{name}: size not known, one 4-byte element counted [A1]")
         self.address_access(src, nbytes / share, read=True, write=False)
         self.address_access(dst, nbytes / share, read=False, write=True)
         return UNKNOWN
@@ -1097,7 +1218,7 @@ class KernelCounter:
         names = names | self.identifiers([ptr])
         key = (space, alias, "@" + " ".join(node_text(ptr).split()), self.hoisted_key(names))
         self.arrays.add(alias)
-        self.record_access(key, nbytes, read, write, names)  # type: ignore[arg-type]
+        self.record_access(key, nbytes, read, write, names)
 
     def wmma(self, bare: str, args: list[tree_sitter.Node]) -> bool:
         """Warp matrix operations on `wmma::fragment`s, each thread's share of the warp's:
@@ -1167,7 +1288,7 @@ class KernelCounter:
             )
             if size is None:
                 size = sympy.Integer(16)
-                self.fv.notes.append("cp.async: size operand not known, 16 bytes counted")
+                self.fv.notes.append("cp.async: size operand not known, 16 bytes counted [A1]")
             if copy.src_operand < len(operands):
                 self.address_access(operands[copy.src_operand], size, read=True, write=False)
             line = node.start_point[0] + 1
@@ -1209,7 +1330,8 @@ class KernelCounter:
         """`p + i` used as an address (in __ldg(p + i))."""
         base, index = node, None
         if node.type == "binary_expression" and operator(node) == "+":
-            base, index = node.child_by_field_name("left"), node.child_by_field_name("right")
+            base = cast(tree_sitter.Node, node.child_by_field_name("left"))
+            index = node.child_by_field_name("right")
         if index is not None:
             self.expr(index)
             self.add("int_ops")
@@ -1224,9 +1346,14 @@ class KernelCounter:
                 " ".join(node_text(index).split()) if index is not None else "0",
                 key_ctx,
             )
-            self.record_access(
-                key, element.element_bytes, read, write, self.identifiers(idx_nodes) | names
-            )
+            if space == "global":
+                self.placing = self.place(base, idx_nodes, alias, element.element_bytes, node)
+            try:
+                self.record_access(
+                    key, element.element_bytes, read, write, self.identifiers(idx_nodes) | names
+                )
+            finally:
+                self.placing = None
         return element
 
     def inline(
@@ -1239,8 +1366,6 @@ class KernelCounter:
     ) -> CType:
         """Add a device function's counts at the call site, binding its parameters (and, for
         a method, the object's data members: see `bind_members`)."""
-        from roofcast.analyzer.cuda import parameters
-
         return_type_node = callee.node.child_by_field_name("type")
         return_type = self.types.parse(node_text(return_type_node)) if return_type_node else UNKNOWN
         body = callee.node.child_by_field_name("body")
@@ -1301,6 +1426,8 @@ class KernelCounter:
                     deps=deps,
                     alias=alias,
                 )
+                if ptype.pointer and space == "global" and arg is not None:
+                    scope[param.name].points_into = self.pointer_target(arg)
                 if param.type.endswith("&") and not ptype.pointer:
                     scope[param.name] = Var(ptype, space="scalar", value=self.value(arg), deps=deps)
             else:
@@ -1310,6 +1437,9 @@ class KernelCounter:
                     deps=deps,
                     loaded=self._is_loaded(arg) if arg is not None else False,
                 )
+                if arg is not None and self.any_varying(deps):
+                    scope[param.name].varying = True
+                    scope[param.name].index_value = self.index_of(arg)
         members = self.bind_members(callee, obj, fn_node)
         saved_scopes = self.scopes
         self.scopes = [*self.scopes[:1], {**members, **scope}]
@@ -1621,7 +1751,63 @@ class KernelCounter:
             deps = (
                 frozenset(self.identifiers([value_node])) if value_node is not None else frozenset()
             )
-            self.declare(name, Var(t, space=space, value=value, deps=deps, loaded=loaded))
+            var = Var(t, space=space, value=value, deps=deps, loaded=loaded)
+            if value_node is not None and integral and self.any_varying(deps):
+                var.varying = True
+                var.index_value = self.index_of(value_node)
+            elif value_node is not None and space == "global" and t.pointer:
+                var.points_into = self.pointer_target(value_node)
+            self.declare(name, var)
+
+    def pointer_target(self, value_node: tree_sitter.Node) -> tuple[str, sympy.Expr | None] | None:
+        """`a + off` / `&a[off]` / `(T*)((char*)a + off)` / `b` (itself pointing into `a`):
+        (a, the offset in bytes) for the traffic model; None when not of those forms."""
+        node = _uncast(value_node)
+        offset: sympy.Expr | None = sympy.Integer(0)
+        if node.type == "binary_expression" and operator(node) in ("+", "-"):
+            right = node.child_by_field_name("right")
+            left = node.child_by_field_name("left")
+            if left is None:
+                return None
+            step = self.expr_type_only_pointer(left)
+            offset = self.index_of(right)
+            if offset is not None:
+                offset = offset * step * (-1 if operator(node) == "-" else 1)
+            node = _uncast(left)
+        elif node.type == "pointer_expression" and operator(node) == "&":
+            inner = node.child_by_field_name("argument")
+            if inner is None or inner.type != "subscript_expression":
+                return None
+            node, indices = self.base_of(inner)
+            offset = self.index_of(indices[0]) if len(indices) == 1 else None
+            if offset is not None:
+                offset = offset * self.expr_type_only_pointer(node)
+        if node is None or node.type != "identifier":
+            return None
+        var = self.lookup(node_text(node)) or self.global_var(node_text(node))
+        if var is None or not var.type.pointer:
+            return None
+        if var.points_into is not None:
+            array, base_offset = var.points_into
+            total = None if base_offset is None or offset is None else base_offset + offset
+            return array, total
+        return (var.alias or node_text(node)), offset
+
+    def expr_type_only_pointer(self, node: tree_sitter.Node) -> int:
+        """Bytes one step of pointer arithmetic on `node` moves: its element's size, or 1
+        for a cast to a char pointer."""
+        while node.type == "parenthesized_expression" and node.named_children:
+            node = node.named_children[0]
+        if node.type == "cast_expression":
+            type_node = node.child_by_field_name("type")
+            if type_node is not None:
+                t = self.types.parse(node_text(type_node).replace(" ", ""))
+                return max(1, t.deref().element_bytes) if t.pointer else 1
+        if node.type == "identifier":
+            var = self.lookup(node_text(node)) or self.global_var(node_text(node))
+            if var is not None and var.type.pointer:
+                return max(1, var.type.deref().element_bytes)
+        return 1
 
     def pointer_space(self, value_node: tree_sitter.Node | None) -> str:
         """A local pointer lives where its initialiser points: `float* row = A + i*n` is global."""
@@ -1641,7 +1827,12 @@ class KernelCounter:
             if n.type == "pointer_expression" and operator(n) == "&":
                 target = n.child_by_field_name("argument")
                 var = self.lookup(node_text(target)) if target is not None else None
-                if var is not None and target.type == "identifier" and not var.type.pointer:
+                if (
+                    var is not None
+                    and target is not None
+                    and target.type == "identifier"
+                    and not var.type.pointer
+                ):
                     # `&local`: the address of a variable of this thread
                     return var.space if var.space in ("global", "shared") else "local"
             if n.type in ("call_expression",):
@@ -1802,11 +1993,33 @@ class KernelCounter:
                         existing.loaded = False
                 self.expr(node.child_by_field_name("condition"))
                 self.expr(node.child_by_field_name("update"))
+                counter = self.lookup(var) if var is not None else None
+                if var is not None and counter is not None:  # after the update (`i += s`)
+                    counter.index_value = self.loop_dim(node, var, trip, "loop")
+                    counter.varying = True
                 self.stmt(node.child_by_field_name("body"))
             finally:
                 self.pop_frame(frame)
         finally:
             self.scopes.pop()
+
+    def loop_dim(
+        self, node: tree_sitter.Node, var: str, trip: sympy.Expr, role: str
+    ) -> sympy.Expr | None:
+        """A counted loop's counter over the traffic model's dims: start + step * d, with
+        d a new dim 0 .. trip-1 (T2); None for loops not of that form."""
+        init = node.child_by_field_name("initializer")
+        update = node.child_by_field_name("update")
+        start_node = _init_value(init)
+        step = self.loop_step(update, var) if update is not None else None
+        if start_node is None or step is None or step[0] != "add":
+            return None
+        start = self.index_of(start_node)
+        if start is None:
+            return None
+        dim = position_symbol(f"{role}_{len(self.dims)}")
+        self.dims.append(Dim(dim, trip, role))
+        return start + step[1] * dim
 
     def _s_for_range_loop(self, node: tree_sitter.Node) -> None:
         self.scopes.append({})
@@ -1867,7 +2080,8 @@ class KernelCounter:
             for decl in init.children_by_field_name("declarator"):
                 if decl.type == "init_declarator":
                     name_node = decl.child_by_field_name("declarator")
-                    return node_text(name_node), self.value(decl.child_by_field_name("value"))
+                    name = node_text(cast(tree_sitter.Node, name_node))
+                    return name, self.value(decl.child_by_field_name("value"))
             return None, None
         if init.type == "assignment_expression":
             left = init.child_by_field_name("left")
@@ -1980,6 +2194,43 @@ def method_class(callee) -> tuple[str, list[str]] | None:
         owner_text = callee.name.rsplit("::", 1)[0].split("::")[-1]
         return owner_text.split("<")[0].strip(), list(callee.template_params)
     return None
+
+
+_AMBIGUOUS = object()  # `_value_tree`: a `(name) + x` read as a cast; see value_unambiguous
+_PARENTHESIZED_NAME = re.compile(r"\(\s*([A-Za-z_]\w*)\s*\)")
+
+
+def _uncast(node: tree_sitter.Node) -> tree_sitter.Node:
+    """The operand under parentheses and casts, C's and C++'s (`reinterpret_cast<T*>(p)`)."""
+    while True:
+        if node.type in ("parenthesized_expression", "cast_expression") and node.named_children:
+            node = node.child_by_field_name("value") or node.named_children[-1]
+            continue
+        if node.type == "call_expression" and callee_name(node) in _CASTS:
+            args = node.child_by_field_name("arguments")
+            if args is not None and len(args.named_children) == 1:
+                node = args.named_children[0]
+                continue
+        return node
+
+
+def _init_value(init: tree_sitter.Node | None) -> tree_sitter.Node | None:
+    """The start value of a `for` initialiser (`int i = s` or `i = s`)."""
+    if init is None:
+        return None
+    if init.type == "declaration":
+        for decl in init.children_by_field_name("declarator"):
+            if decl.type == "init_declarator":
+                return decl.child_by_field_name("value")
+        return None
+    if init.type == "assignment_expression":
+        return init.child_by_field_name("right")
+    return None
+
+
+def as_integer(value: object) -> object:
+    """A sympy Integer as int; anything else as it is."""
+    return int(value) if isinstance(value, sympy.Integer) else value
 
 
 def _unparenthesized(node: tree_sitter.Node) -> tree_sitter.Node:

@@ -4,21 +4,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache, lru_cache
+from typing import cast
 
 import sympy
 import tree_sitter
 from roofcast.analyzer.cexpr import CExprError
-from roofcast.analyzer.cuda import parameters
+from roofcast.analyzer.cvalue import parse_value
+from roofcast.analyzer.index import parameters
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.openmp import pragma_words
 from roofcast.analyzer.parsing import NodeCache, captures, language, node_text
 from roofcast.features.counter import KernelCounter, Var, unwrap_declarator
-from roofcast.features.cvalue import parse_value
 from roofcast.features.ompwork import region_shape, region_work
-from roofcast.features.symbolic import symbol
+from roofcast.features.symbolic import builtin, symbol
+from roofcast.features.traffic import Dim
 from roofcast.features.vector import TALLY_FIELDS, FeatureVector
 
 _WORKSHARE = {"distribute", "for", "loop"}
+
+#: a CUDA thread's position: threadIdx.x is the fastest (lane) axis; blocks start x first
+CUDA_DIMS = tuple(
+    Dim(builtin(base, axis), builtin(extent, axis), role)
+    for base, extent, role_x, role in (
+        ("threadIdx", "blockDim", "lane", "thread"),
+        ("blockIdx", "gridDim", "block", "block"),
+    )
+    for axis, role in (("x", role_x), ("y", role), ("z", role))
+)
 
 
 def count_features(ir: KernelIR, defines: Mapping[str, str] | None = None) -> FeatureVector:
@@ -49,6 +61,7 @@ def _count_cuda(counter: KernelCounter, ir: KernelIR) -> None:
     for p in ir.params:
         if p.name:
             counter.declare(p.name, _param_var(counter, p.type, p.name, p.is_pointer))
+    counter.dims.extend(CUDA_DIMS)
     body = ir.ast.child_by_field_name("body") if ir.ast is not None else None
     counter.stmt(body)
 
@@ -183,10 +196,12 @@ def _count_loop_nest(counter: KernelCounter, loop: tree_sitter.Node, collapse: i
         if var is not None:
             # The collapsed loop variables are the thread grid: the innermost one is the
             # fastest axis, the outer ones slower axes.
-            axis = (
-                "threadIdx.x" if level == collapse - 1 or not _nested_for(node) else "threadIdx.y"
-            )
-            counter.lookup(var).deps = frozenset({axis})
+            innermost = level == collapse - 1 or not _nested_for(node)
+            axis = "threadIdx.x" if innermost else "threadIdx.y"
+            counted = cast(Var, counter.lookup(var))
+            counted.deps = frozenset({axis})
+            counted.index_value = counter.loop_dim(node, var, trip, "lane" if innermost else "work")
+            counted.varying = True
         body = node.child_by_field_name("body")
         if level < collapse - 1:
             while (
@@ -244,6 +259,8 @@ def _finish(counter: KernelCounter) -> FeatureVector:
         if name in counter.tallies:
             setattr(fv, name, counter.total(counter.tallies[name]))
     fv.special = {k: counter.total(t) for k, t in counter.special.items()}
+    fv.accesses = counter.accesses
+    fv.dims = counter.dims
     fv.loop_depth = counter.max_depth
     fv.distinct_arrays = len(counter.arrays)
     fv.reuse_accesses = sum(max(0, len(v) - 1) for v in counter.array_indices.values())

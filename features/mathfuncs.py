@@ -1,224 +1,171 @@
-"""What CUDA / C math and intrinsic calls cost, in the categories of docs/counting.md."""
+"""What CUDA / C math and intrinsic calls count as, in the categories of docs/counting.md.
+
+The catalogue is data (`data/intrinsics.toml`, versioned, each table citing its sources), so
+that adding a name or changing a cost is an edit of one reviewed file, not of the counter.
+This module reads it once and exposes the lookups the counter uses.
+"""
 
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any
 
-#: name -> (special kind, forced precision or None = argument's precision)
-SPECIAL: dict[str, tuple[str, str | None]] = {}
+from roofcast.gpu_specs.opclasses import PRECISIONS
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+#: A precision, or None: the call takes its widest floating argument's precision.
+Precision = str | None
+
+#: What a prefix call's type is besides a precision (see `prefix_result`).
+PREFIX_RESULTS = frozenset({"first", "named", "unknown", *PRECISIONS})
 
 
-def _register(kind: str, names: str) -> None:
-    for name in names.split():
-        forced: str | None = None
-        if (
-            name.startswith("h")
-            and name[1:]
-            in (
-                "sqrt",
-                "rsqrt",
-                "exp",
-                "log",
-                "sin",
-                "cos",
-                "exp2",
-                "log2",
-                "exp10",
-                "log10",
-                "rcp",
-                "div",
+class CatalogueError(ValueError):
+    """The intrinsics file is malformed: a packaging or editing mistake, named in the message."""
+
+
+def _precision(value: str, where: str) -> Precision:
+    if value == "arg":
+        return None
+    if value not in PRECISIONS:
+        raise CatalogueError(
+            f"intrinsics.toml: {where}: precision '{value}' is not one of arg, hp, sp, dp"
+        )
+    return value
+
+
+def _names(table: Mapping[str, Any], where: str) -> frozenset[str]:
+    names = table.get("names")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise CatalogueError(f"intrinsics.toml: [{where}] needs a list of names")
+    return frozenset(names)
+
+
+def _costs(table: Mapping[str, Any], where: str) -> dict[str, dict[str, int]]:
+    """kind -> precision -> FLOPs per call; every kind must give every precision."""
+    out: dict[str, dict[str, int]] = {}
+    for kind, by_precision in table.items():
+        if not isinstance(by_precision, dict) or set(by_precision) != set(PRECISIONS):
+            raise CatalogueError(f"{where}: {kind} needs a cost for each of hp, sp, dp")
+        out[kind] = {p: int(by_precision[p]) for p in ("hp", "sp", "dp")}
+    return out
+
+
+class Catalogue:
+    """The parsed intrinsics file: each table of it as the lookup the counter wants."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.version = int(data["version"])
+        self.sources = {s["id"]: s for s in data.get("sources", [])}
+        #: kind -> precision -> FLOPs per call (the order of the file: report columns follow it)
+        self.special_costs = _costs(data["special_costs"]["flops"], "[special_costs.flops]")
+        #: name -> (special kind, forced precision or None = the argument's precision)
+        self.special: dict[str, tuple[str, Precision]] = {}
+        for kind, table in data["special"].items():
+            if kind not in self.special_costs:
+                raise CatalogueError(f"intrinsics.toml: [special.{kind}] has no cost")
+            for key in ("arg", *PRECISIONS):
+                for name in table.get(key, []):
+                    self.special[name] = (kind, _precision(key, f"[special.{kind}]"))
+        #: fused multiply-add: name -> (forced precision or None, lanes); 2 FLOPs per lane
+        self.fma = self._lanes(data["fma"]["names"], "fma")
+        #: one-FLOP intrinsics: name -> (precision, lanes)
+        self.basic: dict[str, tuple[str, int]] = {}
+        for name, (precision, lanes) in self._lanes(data["basic"]["names"], "basic").items():
+            if precision is None:
+                raise CatalogueError(f"intrinsics.toml: [basic] {name} needs a precision")
+            self.basic[name] = (precision, lanes)
+        self.int_intrinsics = _names(data["int"], "int")
+        self.free = _names(data["free"], "free")
+        self.minmax = _names(data["minmax"], "minmax")
+        self.barriers = _names(data["barriers"], "barriers")
+        self.loads = _names(data["loads"], "loads")
+        self.stores = _names(data["stores"], "stores")
+        atomics = data["atomics"]
+        self.atomics = re.compile(
+            r"^(atomic("
+            + "|".join(map(re.escape, atomics["operations"]))
+            + r")(_system|_block)?|"
+            + "|".join(re.escape(p) + r"\w*" for p in atomics["prefixes"])
+            + "|"
+            + "|".join(map(re.escape, atomics["names"]))
+            + ")$"
+        )
+        self.prefix_results: dict[str, str] = dict(data["prefixes"]["result"])
+        bad = {p: r for p, r in self.prefix_results.items() if r not in PREFIX_RESULTS}
+        if bad:
+            raise CatalogueError(f"intrinsics.toml: [prefixes.result] unknown results {bad}")
+        self.prefixes = tuple(self.prefix_results)
+        self._check_sources(data)
+
+    @staticmethod
+    def _lanes(table: Mapping[str, Any], where: str) -> dict[str, tuple[Precision, int]]:
+        return {
+            name: (_precision(entry["precision"], f"[{where}] {name}"), int(entry["lanes"]))
+            for name, entry in table.items()
+        }
+
+    def _check_sources(self, data: Mapping[str, Any]) -> None:
+        """Every table names its sources, and only sources the file lists."""
+        tables = [(k, v) for k, v in data.items() if isinstance(v, dict) and k != "special"]
+        tables += [(f"special.{k}", v) for k, v in data["special"].items()]
+        for where, table in tables:
+            cited = table.get("source")
+            if not cited or any(s not in self.sources for s in cited):
+                raise CatalogueError(f"intrinsics.toml: [{where}] cites no listed source")
+
+
+def load_catalogue(text: str) -> Catalogue:
+    """A catalogue from the text of an intrinsics file (the shipped one: `CATALOGUE`)."""
+    return Catalogue(tomllib.loads(text))
+
+
+CATALOGUE = load_catalogue(
+    resources.files("roofcast.features").joinpath("data", "intrinsics.toml").read_text("utf-8")
+)
+
+SPECIAL = CATALOGUE.special
+SPECIAL_COSTS = CATALOGUE.special_costs
+FMA = CATALOGUE.fma
+BASIC = CATALOGUE.basic
+ATOMICS = CATALOGUE.atomics
+BARRIERS = CATALOGUE.barriers
+LOADS = CATALOGUE.loads
+STORES = CATALOGUE.stores
+INT_INTRINSICS = CATALOGUE.int_intrinsics
+FREE = CATALOGUE.free
+MINMAX = CATALOGUE.minmax
+
+
+def prefix_result(name: str) -> tuple[str, str] | None:
+    """(prefix, result) of the longest catalogue prefix `name` starts with, or None: the
+    call does no arithmetic and its type is the result (see [prefixes] in the file)."""
+    if not name.startswith(CATALOGUE.prefixes):
+        return None
+    prefix = max((p for p in CATALOGUE.prefixes if name.startswith(p)), key=len)
+    return prefix, CATALOGUE.prefix_results[prefix]
+
+
+def special_costs(
+    overrides: Mapping[str, Mapping[str, int]] | None = None,
+) -> dict[str, dict[str, int]]:
+    """The catalogue's special-function costs with a GPU file's `[special_flops]` entries over
+    them (kind -> precision -> FLOPs); a kind or precision the catalogue lacks is an error."""
+    costs = {kind: dict(by_precision) for kind, by_precision in SPECIAL_COSTS.items()}
+    for kind, by_precision in (overrides or {}).items():
+        if kind not in costs:
+            raise CatalogueError(
+                f"special_flops: unknown kind '{kind}' (known: {', '.join(costs)})"
             )
-            or name.startswith(("h2", "__h"))
-        ):
-            forced = "hp"
-        elif name.startswith("__d"):
-            forced = "dp"
-        elif (
-            name.endswith("f")
-            and name not in ("erf", "normcdf")
-            or name.startswith("__f")
-            or (name.startswith("__") and name.endswith("f"))
-            or re.match(r"__f\w+_r[nzud]$", name)
-        ):
-            forced = "sp"
-        SPECIAL[name] = (kind, forced)
-
-
-_register(
-    "sqrt",
-    "sqrt sqrtf __fsqrt_rn __fsqrt_rz __fsqrt_ru __fsqrt_rd __dsqrt_rn __dsqrt_rz "
-    "__dsqrt_ru __dsqrt_rd hsqrt h2sqrt norm3d norm3df norm4d norm4df",
-)
-_register("rsqrt", "rsqrt rsqrtf __frsqrt_rn hrsqrt h2rsqrt rnorm3d rnorm3df rhypot rhypotf")
-_register(
-    "exp",
-    "exp expf __expf exp2 exp2f exp10 exp10f __exp10f expm1 expm1f hexp h2exp "
-    "hexp2 h2exp2 hexp10 ldexp ldexpf scalbn scalbnf",
-)
-_register(
-    "log",
-    "log logf __logf log2 log2f __log2f log10 log10f __log10f log1p log1pf hlog "
-    "h2log hlog2 hlog10 logb logbf",
-)
-_register("pow", "pow powf __powf powi powif")
-_register(
-    "trig",
-    "sin cos tan sinf cosf tanf __sinf __cosf __tanf sincos sincosf __sincosf "
-    "asin acos atan atan2 asinf acosf atanf atan2f sinpi cospi sinpif cospif sincospi "
-    "sincospif hsin hcos h2sin h2cos",
-)
-_register("tanh", "tanh tanhf sinh cosh sinhf coshf asinh acosh atanh asinhf acoshf atanhf")
-_register(
-    "erf",
-    "erf erff erfc erfcf erfinv erfinvf erfcinv erfcinvf normcdf normcdff "
-    "normcdfinv normcdfinvf erfcx erfcxf",
-)
-_register(
-    "other",
-    "cbrt cbrtf hypot hypotf lgamma lgammaf tgamma tgammaf j0 j0f j1 j1f y0 y0f "
-    "y1 y1f fmod fmodf remainder remainderf rcbrt rcbrtf cyl_bessel_i0f cyl_bessel_i0",
-)
-_register(
-    "div",
-    "__fdividef fdividef __fdiv_rn __fdiv_rz __fdiv_ru __fdiv_rd __ddiv_rn "
-    "__ddiv_rz __ddiv_ru __ddiv_rd __frcp_rn __frcp_rz __drcp_rn hdiv __hdiv h2rcp hrcp "
-    "__h2div",
-)
-
-#: fused multiply-add: 2 FLOPs per lane
-FMA: dict[str, tuple[str | None, int]] = {
-    "fma": (None, 1),
-    "fmaf": ("sp", 1),
-    "__fmaf_rn": ("sp", 1),
-    "__fmaf_rz": ("sp", 1),
-    "__fmaf_ru": ("sp", 1),
-    "__fmaf_rd": ("sp", 1),
-    "__fma_rn": ("dp", 1),
-    "__fma_rz": ("dp", 1),
-    "__fma_ru": ("dp", 1),
-    "__fma_rd": ("dp", 1),
-    "__hfma": ("hp", 1),
-    "__hfma2": ("hp", 2),
-    "__fmaf_ieee_rn": ("sp", 1),
-    "fmaxmin": ("sp", 0),
-}
-#: one-FLOP intrinsics: name -> (precision, lanes)
-BASIC: dict[str, tuple[str, int]] = {
-    "__fadd_rn": ("sp", 1),
-    "__fadd_rz": ("sp", 1),
-    "__fsub_rn": ("sp", 1),
-    "__fmul_rn": ("sp", 1),
-    "__fmul_rz": ("sp", 1),
-    "__dadd_rn": ("dp", 1),
-    "__dsub_rn": ("dp", 1),
-    "__dmul_rn": ("dp", 1),
-    "__hadd": ("hp", 1),
-    "__hsub": ("hp", 1),
-    "__hmul": ("hp", 1),
-    "__hadd2": ("hp", 2),
-    "__hsub2": ("hp", 2),
-    "__hmul2": ("hp", 2),
-    "__hadd_sat": ("hp", 1),
-    "__hmul_sat": ("hp", 1),
-}
-ATOMICS = re.compile(
-    r"^(atomic(Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)(_system|_block)?|"
-    r"__hip_atomic\w*|atomicAggInc|unsafeAtomicAdd|safeAtomicAdd)$"
-)
-BARRIERS = frozenset(
-    {
-        "__syncthreads",
-        "__syncthreads_count",
-        "__syncthreads_and",
-        "__syncthreads_or",
-        "__syncwarp",
-        "sync",
-        "barrier_sync",
-        "__barrier_sync",
-    }
-)
-LOADS = frozenset({"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"})
-STORES = frozenset({"__stcg", "__stcs", "__stwb", "__stwt"})
-#: integer intrinsics worth one integer instruction
-INT_INTRINSICS = frozenset(
-    {
-        "__popc",
-        "__popcll",
-        "__clz",
-        "__clzll",
-        "__ffs",
-        "__ffsll",
-        "__brev",
-        "__brevll",
-        "__mul24",
-        "__umul24",
-        "__mulhi",
-        "__umulhi",
-        "__mul64hi",
-        "__umul64hi",
-        "__byte_perm",
-        "__funnelshift_l",
-        "__funnelshift_r",
-        "__funnelshift_lc",
-        "__funnelshift_rc",
-        "__sad",
-        "__usad",
-        "__vabsdiffu4",
-        "__dp4a",
-        "__dp2a_lo",
-        "__dp2a_hi",
-    }
-)
-#: no FLOP (and no integer op unless the operands are integers)
-FREE = frozenset(
-    {
-        "fabs",
-        "fabsf",
-        "fmin",
-        "fmax",
-        "fminf",
-        "fmaxf",
-        "floor",
-        "floorf",
-        "ceil",
-        "ceilf",
-        "round",
-        "roundf",
-        "trunc",
-        "truncf",
-        "rint",
-        "rintf",
-        "lrint",
-        "lround",
-        "copysign",
-        "copysignf",
-        "__saturatef",
-        "isnan",
-        "isinf",
-        "isfinite",
-        "signbit",
-        "__habs",
-        "__hneg",
-        "fdim",
-        "fdimf",
-        "nearbyint",
-        "modf",
-        "frexp",
-    }
-)
-MINMAX = frozenset(
-    {
-        "min",
-        "max",
-        "abs",
-        "umin",
-        "umax",
-        "llmin",
-        "llmax",
-        "labs",
-        "llabs",
-        "std::min",
-        "std::max",
-        "std::abs",
-    }
-)
+        for precision, flops in by_precision.items():
+            if precision not in costs[kind]:
+                raise CatalogueError(f"special_flops: {kind}.{precision} is not hp, sp or dp")
+            costs[kind][precision] = int(flops)
+    return costs

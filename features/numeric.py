@@ -10,7 +10,7 @@ falls back to sympy.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 
 import sympy
@@ -78,7 +78,7 @@ def _snapped(x: Number) -> Number:
     return x
 
 
-_FUNCTIONS = {
+_FUNCTIONS: dict[str, Callable[..., Number]] = {
     "ceiling": lambda x: math.ceil(_snapped(x)),
     "floor": lambda x: math.floor(_snapped(x)),
     "Max": max,

@@ -131,7 +131,7 @@ def region_work(shape: RegionShape, grammar: str, value) -> tuple[sympy.Expr, st
         )
     if not parts:
         return work, (
-            "serial target region (no teams, parallel or work-shared loop): one unit of work"
+            "serial target region (no teams, parallel or work-shared loop): one unit of work [U3]"
         )
     if shape.teams and shape.parallel:
         unit = "per thread (team-level code outside the parallel construct counted per thread)"
@@ -139,4 +139,4 @@ def region_work(shape: RegionShape, grammar: str, value) -> tuple[sympy.Expr, st
         unit = "per team (no parallel construct: one thread of each team runs the body)"
     else:
         unit = "per thread"
-    return work, f"no work-shared loop: counts {unit}; work = {' x '.join(parts)}"
+    return work, f"no work-shared loop: counts {unit}; work = {' x '.join(parts)} [U3]"

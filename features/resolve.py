@@ -11,11 +11,14 @@ from dataclasses import dataclass, field
 
 import sympy
 from roofcast.analyzer.cexpr import CExprError
+from roofcast.analyzer.cvalue import MAX_COUNT, is_type_name, parse_value
 from roofcast.analyzer.hostvalues import exe_arg_values
-from roofcast.features.cvalue import is_type_name, parse_value
+from roofcast.features.mathfuncs import special_costs
 from roofcast.features.numeric import NotNumeric, evaluate
 from roofcast.features.symbolic import symbol
+from roofcast.features.traffic import LaunchTraffic, launch_traffic, machine_of
 from roofcast.features.vector import STRUCTURE_FIELDS, FeatureVector
+from roofcast.gpu_specs.opclasses import CLASSES, PRECISIONS
 
 DEFAULT_SYMBOL_VALUE = 1024
 DEFAULT_TRIP_COUNT = 16
@@ -27,7 +30,6 @@ DEFAULT_LAUNCH = {
     "gridDim_y": 1,
     "gridDim_z": 1,
 }
-CLASSES = ("sp", "dp", "hp", "int")
 
 
 def default_for(name: str) -> int:
@@ -36,42 +38,6 @@ def default_for(name: str) -> int:
     if name.startswith("trip_L"):
         return DEFAULT_TRIP_COUNT
     return DEFAULT_SYMBOL_VALUE
-
-
-def parse_define(text: str) -> tuple[str, str]:
-    """`NAME=VALUE` -> (NAME, VALUE); raises ValueError with a message fit for the user."""
-    if "=" not in text:
-        raise ValueError(f"malformed --define '{text}': expected NAME=VALUE")
-    name, value = (part.strip() for part in text.split("=", 1))
-    if not name.isidentifier() or not value:
-        raise ValueError(f"malformed --define '{text}': expected NAME=VALUE")
-    return name, value
-
-
-_NOT_FINITE = frozenset({"nan", "inf", "infinity"})
-
-
-def check_define(name: str, value: str) -> str | None:
-    """A warning for a --define value that binds no size as the user may think, or None;
-    ValueError (one line) for a value that cannot mean anything: not a C expression or type
-    name, not a finite number, or beyond the counts' range (MAX_COUNT)."""
-    shown = f"--define {name}={value}"
-    if is_type_name(value):
-        return None  # a type binding: T=double
-    try:
-        expr = parse_value(value)
-    except CExprError as exc:
-        raise ValueError(f"malformed {shown}: not a C expression or type name ({exc})") from None
-    if expr.free_symbols:
-        if {s.name.lower() for s in expr.free_symbols} & _NOT_FINITE:
-            raise ValueError(f"malformed {shown}: not a finite number")
-        return f"{shown} is not a number: it binds no count (its names stay symbolic)"
-    number = float(expr)
-    if not math.isfinite(number) or abs(number) > MAX_COUNT:
-        raise ValueError(f"malformed {shown}: out of range (counts stop at {MAX_COUNT:g})")
-    if number <= 0:
-        return f"{shown} is not a positive size: counts that scale with {name} are 0"
-    return None
 
 
 def numeric_bindings(defines: Mapping[str, str]) -> dict[str, float]:
@@ -103,7 +69,7 @@ def as_expr(value: sympy.Expr | float | str) -> sympy.Expr:
     return parse_value(value)
 
 
-def substitute(expr: sympy.Expr, values: Mapping[str, float]) -> sympy.Expr:
+def substitute(expr: sympy.Expr, values: Mapping[str, float | str]) -> sympy.Expr:
     if not isinstance(expr, sympy.Basic):
         return as_expr(expr)
     if expr.is_Number:
@@ -111,9 +77,6 @@ def substitute(expr: sympy.Expr, values: Mapping[str, float]) -> sympy.Expr:
     subs = {s: values[s.name] for s in expr.free_symbols if s.name in values}
     # xreplace: a structural swap, many times faster than subs and enough for numbers
     return expr.xreplace({s: as_expr(v) for s, v in subs.items()}) if subs else expr
-
-
-MAX_COUNT = 1e18  # beyond any real kernel: a runaway symbolic product, clamped (and reported)
 
 
 def _clamp(value: float, key: str, clamped: dict[str, float] | None) -> float:
@@ -156,6 +119,17 @@ class ResolvedCounts:
     structure: dict[str, float] = field(default_factory=dict)
     #: count -> its value before clamping at +-MAX_COUNT (a runaway product)
     clamped: dict[str, float] = field(default_factory=dict)
+    #: the launch's DRAM traffic (features/traffic.py), when a GPU was given and it is known
+    dram: LaunchTraffic | None = None
+    #: which bytes the intensities divide by: "launch" (dram / threads) or "per-thread"
+    traffic: str = "per-thread"
+
+    @property
+    def dram_bytes_per_thread(self) -> float:
+        """The bytes one thread's share of the launch moves to or from DRAM."""
+        if self.traffic == "launch" and self.dram is not None and self.threads > 0:
+            return self.dram.total / self.threads
+        return self.bytes
 
     @property
     def bytes(self) -> float:
@@ -167,7 +141,7 @@ class ResolvedCounts:
 
     @property
     def intensities(self) -> dict[str, float]:
-        total = self.bytes
+        total = self.dram_bytes_per_thread
         out = {}
         for cls in CLASSES:
             ops = self.flops.get(cls, 0.0)
@@ -199,12 +173,14 @@ class ResolvedCounts:
         """One line per count that had to be clamped, naming it and the value used."""
         below = [f"{key} {value:.3g}" for key, value in sorted(self.clamped.items()) if value < 0]
         lines = [
-            f"{key} is {value:.3g}, beyond {MAX_COUNT:g}: {MAX_COUNT:g} used"
+            f"{key} is {value:.3g}, beyond {MAX_COUNT:g}: {MAX_COUNT:g} used [D3]"
             for key, value in sorted(self.clamped.items())
             if not value < 0
         ]
         if below:
-            lines.append(f"counts below 0 ({', '.join(below)}): 0 used, as a loop runs no times")
+            lines.append(
+                f"counts below 0 ({', '.join(below)}): 0 used, as a loop runs no times [D3]"
+            )
         return lines
 
     def threads_json(self) -> float:
@@ -246,9 +222,20 @@ def launch_bindings(
 
 
 def resolve_counts(
-    fv: FeatureVector, defines: Mapping[str, str] | None = None, context=None
+    fv: FeatureVector,
+    defines: Mapping[str, str] | None = None,
+    context=None,
+    gpu=None,
+    traffic: str = "launch",
+    special_weights: Mapping[str, Mapping[str, int]] | None = None,
 ) -> ResolvedCounts:
-    """User bindings first, then the launch (blockDim/gridDim), then documented defaults."""
+    """User bindings first, then the launch (blockDim/gridDim), then documented defaults.
+    With a `gpu`, the launch's DRAM traffic too; `traffic` says which bytes the intensities
+    use ("launch": that model's, "per-thread": every thread's first touches). Special
+    functions weigh `special_weights` FLOPs per call (a GPU's, `special_costs`), the
+    catalogue's by default."""
+    if special_weights is None and getattr(gpu, "special_flops", None):
+        special_weights = special_costs(gpu.special_flops)  # the GPU file's own costs
     values = numeric_bindings(defines or {})
     if context is not None:
         for k, v in launch_bindings(context.block, context.grid).items():
@@ -264,7 +251,9 @@ def resolve_counts(
             number = _number(bound, f"host value of {name}", clamped)
             if number > 0:
                 values[name] = number
-    exprs: dict[str, sympy.Expr] = {f"flops_{c}": fv.flops_total(c) for c in ("sp", "dp", "hp")}
+    exprs: dict[str, sympy.Expr] = {
+        f"flops_{c}": fv.flops_total(c, special_weights) for c in PRECISIONS
+    }
     exprs["flops_int"] = fv.int_ops
     exprs["load_bytes"] = fv.load_bytes
     exprs["store_bytes"] = fv.store_bytes
@@ -298,6 +287,11 @@ def resolve_counts(
     symbolic = {k: e for k, e in partial.items() if e.free_symbols and k in _SHOWN_SYMBOLIC}
     numbers = {k: _evaluated(e, everything, k, clamped) for k, e in exprs.items()}
     special = {k.split(":", 1)[1]: v for k, v in numbers.items() if k.startswith("special:")}
+    dram = (
+        _launch_traffic(fv, everything, numbers["threads"], gpu, set(defaults))
+        if gpu is not None
+        else None
+    )
     return ResolvedCounts(
         flops={
             "sp": numbers["flops_sp"],
@@ -322,6 +316,43 @@ def resolve_counts(
         },
         structure={**{k: numbers[k] for k in STRUCTURE_FIELDS}, "footprint": footprint},
         clamped=clamped,
+        dram=dram,
+        traffic=traffic if dram is not None else "per-thread",
+    )
+
+
+def _launch_traffic(
+    fv: FeatureVector,
+    values: Mapping[str, float],
+    threads: float,
+    gpu,
+    guessed: set[str] | frozenset[str] = frozenset(),
+) -> LaunchTraffic | None:
+    """The traffic model on the kernel's accesses, every name bound as the counts are
+    (names only an index uses get their documented defaults too)."""
+    if not fv.accesses:
+        return None
+    dims = {d.symbol for d in fv.dims}
+    names: set[str] = set()
+    for access in fv.accesses:
+        for expr in (access.index, access.repeats, access.width):
+            if isinstance(expr, sympy.Basic) and not expr.is_Number:
+                names |= {s.name for s in expr.free_symbols if s not in dims}
+    for dim in fv.dims:
+        names |= {s.name for s in dim.extent.free_symbols}
+    bound = dict(values)
+    for name in names - bound.keys():
+        bound[name] = default_for(name)
+    guessed = frozenset(guessed) | (names - values.keys())
+    block = [bound.get(f"blockDim_{axis}", 1) for axis in "xyz"]
+    return launch_traffic(
+        fv.accesses,
+        fv.dims,
+        bound,
+        threads,
+        machine_of(gpu),
+        block_threads=float(math.prod(block)) if fv.work_items is None else None,
+        guessed=guessed,
     )
 
 

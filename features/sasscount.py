@@ -1,4 +1,4 @@
-"""Compile-mode counts: a kernel's classed SASS (features.sass) times how often each source
+"""Compile-mode counts: a kernel's classed SASS (analyzer.sass) times how often each source
 line runs per thread (the counter's loop trip counts), into the FeatureVector's FLOP and
 integer fields (docs/counting.md, section "Compile mode", rules S3, S5, S7)."""
 
@@ -8,7 +8,9 @@ import os
 from collections.abc import Mapping
 
 import sympy
-from roofcast.features.sass import CLASSES, KernelSass
+from roofcast.analyzer.compile import Compiler, template_args
+from roofcast.analyzer.model import KernelIR
+from roofcast.analyzer.sass import CLASSES, KernelSass
 from roofcast.features.vector import FeatureVector
 
 Where = tuple[str, int]
@@ -39,7 +41,7 @@ def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[st
     (outermost location), then for inlined code the callee's line within its function.
     A line inside d source loops but only D < d kept loops counts the outer D loops' trips:
     the inner ones were unrolled fully, each copy is an instruction of its own. A kept loop
-    without a remainder whose body repeats c times (S4b) is unrolled c times when its
+    without a remainder whose body repeats c times (S8) is unrolled c times when its
     source trip count is a constant c divides."""
     loops = _normalised(line_loops)
     slow = {
@@ -50,13 +52,13 @@ def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[st
     out: dict[str, sympy.Expr] = {}
     for group in sass.groups:
         if slow.intersection(group.regions):
-            continue  # S6b: a branched-over slow path
+            continue  # S9: a branched-over slow path
         frames = _frames(group.where, loops)
         kept = frames[: min(group.depth, len(frames))]
         unroll = group.unroll
         for trip, copies in zip(kept, group.copies, strict=False):
             if copies > 1 and isinstance(trip, sympy.Integer) and int(trip) % copies == 0:
-                unroll *= copies  # S4b: a constant trip count the copies divide
+                unroll *= copies  # S8: a constant trip count the copies divide
         runs = sympy.Mul(*kept) / unroll if kept else sympy.Integer(1)
         for cls, n in group.counts.items():
             out[cls] = out.get(cls, sympy.Integer(0)) + n * runs
@@ -78,3 +80,23 @@ def apply_sass(fv: FeatureVector, counts: Mapping[str, sympy.Expr]) -> None:
     fv.special = {}
     for cls in CLASSES:
         fv.symbols |= {s.name for s in get(cls).free_symbols}
+
+
+def recount(
+    ir: KernelIR,
+    features: FeatureVector,
+    compiler: Compiler,
+    bound: Mapping[str, str] | None = None,
+) -> None:
+    """Compile mode for one counted kernel: FLOPs and int ops from its SASS where it has
+    some (`counted_from` "sass"), else the source counts stay, with the reason why."""
+    if ir.language != "cuda":
+        features.counted_from, features.counted_why = "source", "OpenMP: compile mode is CUDA only"
+        return
+    sass, why = compiler.kernel(ir.file, ir.name, template_args(ir, bound or {}))
+    if sass is None:
+        features.counted_from, features.counted_why = "source", why
+        return
+    apply_sass(features, class_counts(sass, features.line_loops))
+    features.counted_from = "sass"
+    features.counted_why = f"nvcc -arch={compiler.arch}"

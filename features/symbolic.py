@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Any, cast
 
 import sympy
 
@@ -40,7 +41,7 @@ def unknown_trip_symbol(line: int, ordinal: int = 1) -> sympy.Symbol:
 
 
 #: classes rebuilt from their arguments without re-running sympy's simplification
-_REBUILT: dict[str, type] = {
+_REBUILT: dict[str, Any] = {
     cls.__name__: cls
     for cls in (
         sympy.Add,
@@ -77,7 +78,7 @@ def expr_to_tuple(expr: sympy.Basic) -> object:
 def expr_from_tuple(data: object) -> sympy.Basic:
     if isinstance(data, int):
         return sympy.Integer(data)
-    kind, *rest = data  # type: ignore[misc]
+    kind, *rest = cast("tuple[Any, ...]", data)
     if kind == "Q":
         return sympy.Rational(rest[0], rest[1])
     if kind == "F":

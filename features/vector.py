@@ -6,37 +6,43 @@ until `resolve` binds them; the CSV export and the learned model read the resolv
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import sympy
+from roofcast.features.mathfuncs import SPECIAL_COSTS
 
-#: Weights that fold division and special functions into the FLOP totals, in FLOPs per call,
-#: roughly the FADD/FMUL/FFMA (DADD/DMUL/DFMA) instructions nvcc emits around the MUFU
-#: or software sequence at default (non fast-math) settings, FMA counted 2 as ncu does.
-SPECIAL_FLOP_WEIGHTS: dict[str, dict[str, int]] = {
-    "div": {"hp": 4, "sp": 8, "dp": 20},
-    "sqrt": {"hp": 2, "sp": 4, "dp": 16},
-    "rsqrt": {"hp": 1, "sp": 1, "dp": 12},
-    "exp": {"hp": 2, "sp": 4, "dp": 22},
-    "log": {"hp": 2, "sp": 6, "dp": 24},
-    "pow": {"hp": 6, "sp": 14, "dp": 50},
-    "trig": {"hp": 4, "sp": 20, "dp": 40},
-    "tanh": {"hp": 4, "sp": 12, "dp": 40},
-    "erf": {"hp": 6, "sp": 14, "dp": 40},
-    "other": {"hp": 4, "sp": 8, "dp": 20},
-}
+#: Weights that fold division and special functions into the FLOP totals, in FLOPs per call
+#: by kind and precision: the catalogue's defaults (features/data/intrinsics.toml, which
+#: cites where they come from); a GPU file may override some (`GPU.special_flops`).
+SPECIAL_FLOP_WEIGHTS: Mapping[str, Mapping[str, int]] = SPECIAL_COSTS
 
 Number = sympy.Expr
 
 #: the structure counts tallied per loop context besides FLOPs and global load/store bytes
 STRUCTURE_FIELDS: tuple[str, ...] = (
-    "int_ops", "loads", "stores", "shared_load_bytes", "shared_store_bytes", "atomics",
-    "barriers", "branches", "bytes_private", "bytes_partial", "bytes_broadcast", "bytes_rare",
+    "int_ops",
+    "loads",
+    "stores",
+    "shared_load_bytes",
+    "shared_store_bytes",
+    "atomics",
+    "barriers",
+    "branches",
+    "bytes_private",
+    "bytes_partial",
+    "bytes_broadcast",
+    "bytes_rare",
     "flops_tensor",
 )
 #: every per-thread count the visitor tallies (all sympy-expression fields but `special`)
 TALLY_FIELDS: tuple[str, ...] = (
-    "flops_hp", "flops_sp", "flops_dp", "load_bytes", "store_bytes", *STRUCTURE_FIELDS,
+    "flops_hp",
+    "flops_sp",
+    "flops_dp",
+    "load_bytes",
+    "store_bytes",
+    *STRUCTURE_FIELDS,
 )
 
 
@@ -98,6 +104,10 @@ class FeatureVector:
     unparsed_regions: int = 0
     symbols: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
+    #: the traffic model's input (features/traffic.py): distinct global accesses with their
+    #: index over `dims` (thread/block positions, loop counters, work-shared iterations)
+    accesses: list = field(default_factory=list)
+    dims: list = field(default_factory=list)
     #: (file, line) -> trip counts of the loops around it in its function (compile mode, S3)
     line_loops: dict[tuple[str, int], tuple[sympy.Expr, ...]] = field(default_factory=dict)
     #: compile mode: "sass" or "source" (what FLOPs and int ops were counted from) and why
@@ -106,14 +116,21 @@ class FeatureVector:
     #: why the counts are approximate (nesting or work limits, docs/counting.md N2-N4, B1)
     warnings: list[str] = field(default_factory=list)
 
-    def special_flops(self, precision: str) -> sympy.Expr:
+    def special_flops(
+        self, precision: str, weights: Mapping[str, Mapping[str, int]] | None = None
+    ) -> sympy.Expr:
+        """FLOPs of one precision's special-function calls at `weights` (kind -> precision ->
+        FLOPs per call; SPECIAL_FLOP_WEIGHTS unless a GPU's are given)."""
+        weights = SPECIAL_FLOP_WEIGHTS if weights is None else weights
         total = sympy.Integer(0)
         for (kind, prec), count in self.special.items():
             if prec == precision:
-                total += count * SPECIAL_FLOP_WEIGHTS.get(kind, SPECIAL_FLOP_WEIGHTS["other"])[prec]
+                total += count * weights.get(kind, weights["other"])[prec]
         return total
 
-    def flops_total(self, precision: str) -> sympy.Expr:
+    def flops_total(
+        self, precision: str, weights: Mapping[str, Mapping[str, int]] | None = None
+    ) -> sympy.Expr:
         """Basic FLOPs of one precision plus its special functions at their weights."""
         base = {"hp": self.flops_hp, "sp": self.flops_sp, "dp": self.flops_dp}[precision]
-        return base + self.special_flops(precision)
+        return base + self.special_flops(precision, weights)

@@ -3,6 +3,7 @@
 Balance point of a class = peak ops/s of that class / DRAM bytes/s (an FMA counts 2 ops),
 the same definition the Nsight Compute roofline and the gpuFLOPBench labels use.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -16,9 +17,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-#: Operation classes of the roofline, in report order; lane keys in the TOML files.
-CLASSES: tuple[str, ...] = ("sp", "dp", "hp", "int")
-_LANE_KEY = {"sp": "fp32", "dp": "fp64", "hp": "fp16", "int": "int32"}
+from roofcast.gpu_specs.opclasses import CLASSES, LANE_KEYS, PRECISIONS
+
+__all__ = ["CLASSES", "GPU", "UnknownGPUError", "list_gpus", "load_gpu"]
 
 
 class UnknownGPUError(ValueError):
@@ -52,6 +53,11 @@ class GPU:
     tensor_peak_tflops: dict[str, float] = field(default_factory=dict)
     #: Vendor peak figures (TFLOP/s, keyed by lane name) the derived peaks are checked against.
     datasheet_peak_tflops: dict[str, float] = field(default_factory=dict)
+    #: Special-function costs where this GPU's instruction sequences differ from the intrinsic
+    #: catalogue's defaults (features/data/intrinsics.toml): kind -> precision -> FLOPs per
+    #: call, from the file's `[special_flops]` table, which must cite its source. Empty: the
+    #: defaults hold (no bundled GPU has a cited difference).
+    special_flops: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def clock_ghz(self) -> float:
@@ -65,7 +71,7 @@ class GPU:
             if cls in self.peak_override_tops:
                 out[cls] = self.peak_override_tops[cls] * 1e12
                 continue
-            lanes = self.lanes_per_sm.get(_LANE_KEY[cls])
+            lanes = self.lanes_per_sm.get(LANE_KEYS[cls])
             if lanes:
                 out[cls] = lanes * self.sms * self.clock_ghz * 1e9 * 2
         return out
@@ -130,7 +136,19 @@ def _load_file(key: str, text: str) -> GPU:
         llc_mb=float(data.get("llc_mb", 0)),
         tensor_peak_tflops=_floats(data.get("tensor_peak_tflops", {})),
         datasheet_peak_tflops=_floats(data.get("datasheet_peak_tflops", {})),
+        special_flops=_special_flops(key, data.get("special_flops", {})),
     )
+
+
+def _special_flops(key: str, table: dict) -> dict[str, dict[str, int]]:
+    """A file's `[special_flops]` overrides, checked for shape here (the kinds are checked
+    against the catalogue where they are used, `mathfuncs.special_costs`)."""
+    out: dict[str, dict[str, int]] = {}
+    for kind, by_precision in table.items():
+        if not isinstance(by_precision, dict) or not set(by_precision) <= set(PRECISIONS):
+            raise ValueError(f"{key}.toml: [special_flops] {kind} must map hp/sp/dp to FLOPs")
+        out[kind] = {p: int(v) for p, v in by_precision.items()}
+    return out
 
 
 def _floats(table: dict) -> dict[str, float]:

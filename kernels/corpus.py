@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import sympy
-from roofcast.features.cvalue import SIDECAR_FUNCTIONS, parse_value
+from roofcast.analyzer.cvalue import SIDECAR_FUNCTIONS, parse_value
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -173,7 +173,7 @@ def subs_by_name(expr: Any, values: Mapping[str, str]) -> sympy.Expr:
 def _default_substitute() -> Callable[[Any, Mapping[str, str]], Any]:
     """The features package's own substitution when it has one, else binding by name."""
     try:
-        from roofcast.features.resolve import substitute  # type: ignore[attr-defined]
+        from roofcast.features.resolve import substitute
     except ImportError:
         return subs_by_name
 
@@ -385,7 +385,7 @@ def unlisted_kernels(
 
     found = discover(source_files(root), {})
     listed = listed_keys(entries)
-    out = []
+    out: list[tuple[str, str, int, str]] = []
     for k in found.kernels:
         key = (str(Path(k.file).resolve()), k.name, k.line, k.language)
         if key not in listed:

@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 COMPUTE = "Compute"
 BANDWIDTH = "Bandwidth"
@@ -69,7 +70,8 @@ def parse_answer(text: str | None) -> ParsedAnswer:
     if len(labels) != 1:
         return ParsedAnswer(UNPARSED)
     reason = data.get("reason", "")
-    return ParsedAnswer(labels.pop(), reason=reason.strip() if isinstance(reason, str) else "")
+    label = cast(str, labels.pop())  # None was discarded above
+    return ParsedAnswer(label, reason=reason.strip() if isinstance(reason, str) else "")
 
 
 def _token_fields(token: object) -> tuple[str, float | None, list]:

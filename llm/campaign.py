@@ -12,7 +12,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.console import Console
 from rich.progress import (
@@ -199,7 +199,9 @@ def summarise(items: Sequence[Item], scenario: str, model: str) -> dict:
         "prompt_tokens": prompt_tokens,
         "completion_tokens": sum(a.completion_tokens for a in answers),
         "mean_prompt_tokens": round(prompt_tokens / len(answers), 1) if answers else None,
-        "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 6),
+        "cost_usd": (
+            None if any(c is None for c in costs) else round(sum(cast("list[float]", costs)), 6)
+        ),
         "latency_s": {
             "median": _median(fresh_latency),
             "mean": round(statistics.fmean(fresh_latency), 3) if fresh_latency else None,

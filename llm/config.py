@@ -101,7 +101,7 @@ class LLMConfig:
         if self.local_alias:
             return True
         url = self.resolved_base_url
-        return bool(url) and is_local_url(url)
+        return is_local_url(url) if url else False
 
     @property
     def structured_mode(self) -> str:

@@ -6,6 +6,7 @@ and the default predictor's verdict) is only run where a scenario needs it (hybr
 and measured figures ride along as truth; only the profile scenario shows the figures to
 the model.
 """
+
 from __future__ import annotations
 
 import random
@@ -135,10 +136,9 @@ def kernel_inputs(
 def _analytic_predictor():
     """The default predictor (the same static verdict `analyze` gives); the hybrid prompt
     names it."""
-    from roofcast import predictors
+    from roofcast.predictors import default_predictor
 
-    factory = getattr(predictors, "default_predictor", None)
-    return factory() if factory else None
+    return default_predictor()
 
 
 def load_selection(

@@ -126,7 +126,7 @@ def manifest_pool(
             truth=truth_label(row.label), family=row.family, language=row.language,
         )
 
-    candidates = [
+    candidates: list[tuple[str, str, str, str, object]] = [
         (row.key, row.family, row.language, truth_label(row.label), row) for row in rows
     ]
     return ExamplePool(candidates, resolve, seed, set(exclude_families))
@@ -143,7 +143,7 @@ def corpus_pool(gpu: GPU, seed: int = 0, folder: Path | None = None) -> ExampleP
     folder = folder or corpus_dir()
     paths = [p for p in (folder / "cuda", folder / "openmp") if p.is_dir()]
     report = analyze_paths(paths, gpu)
-    candidates = []
+    candidates: list[tuple[str, str, str, str, object]] = []
     for result in report.kernels:
         verdict = result.verdict
         if verdict is None or verdict.bound not in ("compute", "bandwidth"):

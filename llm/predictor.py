@@ -1,8 +1,9 @@
 """The LLM as a Predictor (name "llm"), so `analyze` and `evaluate` use it like any other.
 
-Each `predict` builds the scenario's prompt for one kernel and asks it through the store
-(a kernel asked before costs nothing). An unparsed or failed answer is an `unknown` verdict
-with the reason, never a guess. The profile scenario reads measured figures from
+`predict` takes a batch, as every predictor does (`roofcast.predictors.base`): it builds the
+scenario's prompt for each kernel and asks them through the store (a kernel asked before
+costs nothing), `concurrency` requests in flight. An unparsed or failed answer is an
+`unknown` verdict with the reason, never a guess. The profile scenario reads measured figures from
 `LaunchContext.extra` (dram_bytes, sp_flops, dp_flops, int_ops, xtime_ns).
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from roofcast.llm.ask import Answer, Asker
 from roofcast.llm.client import LLMClient, effective_mode
@@ -19,13 +20,13 @@ from roofcast.llm.context import DEFAULT_BUDGET
 from roofcast.llm.prompts import SCENARIOS, KernelInput, build_prompt
 from roofcast.llm.store import Store
 
-from roofcast.predictors.base import LaunchContext, Verdict
+from roofcast.predictors.base import Bound, Item, Verdict, check_items
+from roofcast.results import KernelResult, LaunchContext
 
 if TYPE_CHECKING:
     from roofcast.gpu_specs import GPU
     from roofcast.llm.fewshot import ExamplePool
-
-    from roofcast.pipeline import KernelResult
+    from roofcast.llm.prompts import Example
 
 
 #: String options `get_predictor("llm", **options)` and `evaluate -o KEY=VALUE` accept.
@@ -50,7 +51,8 @@ class LLMPredictor:
     `LLMPredictor(model="gpt-4o", scenario="hybrid", base_url=..., temperature="0")`: the
     endpoint options may be strings (as `evaluate -o KEY=VALUE` passes them), or give a
     ready `config`. `store` is a Store or a path; `budget`, `k` and `replay` (answers from
-    the store only, no endpoint) as in `roofcast llm run`.
+    the store only, no endpoint) as in `roofcast llm run`; `concurrency`: requests in flight
+    while a batch is predicted.
     """
 
     name = "llm"
@@ -65,6 +67,7 @@ class LLMPredictor:
         k: int | str = 2,
         pool: ExamplePool | None = None,
         replay: bool = False,
+        concurrency: int | str = 1,
         **options: object,
     ) -> None:
         if scenario not in SCENARIOS:
@@ -77,6 +80,7 @@ class LLMPredictor:
         self.budget = int(budget)
         self.k = int(k)
         self.pool = pool
+        self.concurrency = max(1, int(concurrency))
         if replay:  # score from the store only, as `roofcast llm run --replay`
             model_id = replay_model_id(self.config, self.store)
             self._asker = Asker(self.config, self.store, None, model_id=model_id, replay=True)
@@ -112,8 +116,23 @@ class LLMPredictor:
         """Same as the constructor; kept for registries that pass string options."""
         return cls(**options)  # type: ignore[arg-type]
 
-    def predict(
-        self, kernel: KernelResult, gpu: GPU, context: LaunchContext | None = None
+    def predict(self, items: Sequence[Item], gpu: GPU) -> list[Verdict]:
+        """One verdict per item, in order; `concurrency` requests in flight."""
+        items = check_items(items, gpu)
+        if self.scenario == "few-shot" and self.pool is None and items:
+            from roofcast.llm.fewshot import corpus_pool
+
+            try:
+                self.pool = corpus_pool(gpu)
+            except ValueError as exc:
+                return [Verdict("unknown", f"no prompt: {exc}", self.name) for _ in items]
+        if self.concurrency == 1 or len(items) < 2:
+            return [self._predict_one(kernel, context, gpu) for kernel, context in items]
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(lambda item: self._predict_one(item[0], item[1], gpu), items))
+
+    def _predict_one(
+        self, kernel: KernelResult, context: LaunchContext | None, gpu: GPU
     ) -> Verdict:
         ir = kernel.ir
         kernel_input = KernelInput(
@@ -124,12 +143,8 @@ class LLMPredictor:
             measured=dict(context.extra) if context else {},
         )
         try:
-            examples = ()
-            if self.scenario == "few-shot":
-                if self.pool is None:
-                    from roofcast.llm.fewshot import corpus_pool
-
-                    self.pool = corpus_pool(gpu)
+            examples: Sequence[Example] = ()
+            if self.scenario == "few-shot" and self.pool is not None:
                 examples = self.pool.pick(kernel_input, self.k, self.budget)
             prompt = build_prompt(
                 self.scenario,
@@ -180,21 +195,5 @@ def to_verdict(answer: Answer, name: str = "llm") -> Verdict:
             "unknown", f"{answer.model} ({answer.scenario}): {why}", name, details=details
         )
     reason = answer.reason or f"{answer.model} ({answer.scenario}) answered {answer.label}"
-    return Verdict(answer.bound, reason, name, confidence=answer.confidence, details=details)
-
-
-def llm_verdicts(
-    results: Sequence[KernelResult],
-    gpu: GPU,
-    predictor: LLMPredictor,
-    context: LaunchContext | None = None,
-    concurrency: int = 1,
-) -> list[Verdict]:
-    """`predictor.predict` over many kernels, `concurrency` requests in flight (for
-    `analyze --llm`); verdicts come back in the order of `results`."""
-    if predictor.scenario == "few-shot" and predictor.pool is None:
-        from roofcast.llm.fewshot import corpus_pool
-
-        predictor.pool = corpus_pool(gpu)
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        return list(pool.map(lambda r: predictor.predict(r, gpu, context), results))
+    bound = cast(Bound, answer.bound)  # an answered label: compute or bandwidth
+    return Verdict(bound, reason, name, confidence=answer.confidence, details=details)

@@ -6,6 +6,7 @@ Scenarios: `profile` (measured figures + GPU peaks), `zero-shot` (code + GPU), `
 The texts are ours. Unlike the paper's zero-shot example, a streaming `a[i] = a[i] + b[i]`
 loop is described as what it is: bandwidth-bound.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,8 @@ if TYPE_CHECKING:
     from roofcast.analyzer.model import KernelIR
     from roofcast.gpu_specs import GPU
 
-    from roofcast.pipeline import KernelResult
     from roofcast.predictors.base import LaunchContext
+    from roofcast.results import KernelResult
 
 #: Longest line of the hybrid scenario's static summary (symbolic counts can be long).
 MAX_SUMMARY_LINE = 300
@@ -107,9 +108,7 @@ def gpu_block(gpu: GPU) -> str:
         for k, label in CLASSES
         if k in peaks
     )
-    balance_text = ", ".join(
-        f"{label} {_num(balance[k])}" for k, label in CLASSES if k in balance
-    )
+    balance_text = ", ".join(f"{label} {_num(balance[k])}" for k, label in CLASSES if k in balance)
     return (
         f"Target GPU: {gpu.name}: {gpu.sms} SMs, DRAM bandwidth {_num(gpu.bandwidth_gbs)} GB/s, "
         f"L2 cache {_num(gpu.l2_mb)} MB. Peaks: {peak_text}. "
@@ -256,8 +255,7 @@ def build_fine_tuned(kernel: KernelInput, gpu: GPU, fmt: AnswerFormat, budget: i
         f"{label} {_num(gpu.balance_points[k])}" for k, label in CLASSES if k in gpu.balance_points
     )
     user = (
-        f"GPU: {gpu.name} (balance points {balance} ops/byte)\n\n{ctx.text}\n\n"
-        + ANSWER_TEXT[fmt]
+        f"GPU: {gpu.name} (balance points {balance} ops/byte)\n\n{ctx.text}\n\n" + ANSWER_TEXT[fmt]
     )
     return Prompt(
         "fine-tuned",
@@ -279,9 +277,10 @@ def static_summary(result: KernelResult) -> list[str]:
     flops = data.get("flops_per_thread", {})
     lines.append(
         "per thread: "
-        + ", ".join(f"{label} {flops.get(k, 0)}" for k, label in (("sp", "FP32 ops"),
-                                                                  ("dp", "FP64 ops"),
-                                                                  ("int", "INT ops")))
+        + ", ".join(
+            f"{label} {flops.get(k, 0)}"
+            for k, label in (("sp", "FP32 ops"), ("dp", "FP64 ops"), ("int", "INT ops"))
+        )
     )
     nbytes = data.get("bytes_per_thread", {})
     lines.append(
@@ -301,8 +300,10 @@ def static_summary(result: KernelResult) -> list[str]:
     reason = f" ({data['reason']})" if data.get("reason") else ""
     spoke = data.get("predictor") or "roofline"
     lines.append(f"static verdict ({spoke} predictor): {bound}-bound{reason}")
-    return [line if len(line) <= MAX_SUMMARY_LINE else line[: MAX_SUMMARY_LINE - 3] + "..."
-            for line in lines]
+    return [
+        line if len(line) <= MAX_SUMMARY_LINE else line[: MAX_SUMMARY_LINE - 3] + "..."
+        for line in lines
+    ]
 
 
 def build_hybrid(kernel: KernelInput, gpu: GPU, budget: int) -> Prompt:

@@ -132,14 +132,14 @@ def locate_model(name: str = DEFAULT_MODEL, verify: bool = True) -> Path:
             return path
         raise ServeError(f"unknown model '{name}': use {', '.join(MODELS)} or a .gguf path")
     model = MODELS[name]
-    path = _smollm_file(model) if len(model.packages) == 1 else _joined_file(model)
-    if path is None or not path.is_file():
+    found = _smollm_file(model) if len(model.packages) == 1 else _joined_file(model)
+    if found is None or not found.is_file():
         raise ServeError(f"model '{name}' is not installed: {model.install}")
-    if verify and sha256_of(path) != model.sha256:
+    if verify and sha256_of(found) != model.sha256:
         raise ServeError(
-            f"model file {path} fails its sha256 check (expected {model.sha256[:12]}...)"
+            f"model file {found} fails its sha256 check (expected {model.sha256[:12]}...)"
         )
-    return path
+    return found
 
 
 def server_available() -> str | None:

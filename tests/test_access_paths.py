@@ -8,8 +8,9 @@ from pathlib import Path
 
 from roofcast.gpu_specs import load_gpu
 
-from roofcast.pipeline import KernelResult, analyze_paths
+from roofcast.pipeline import analyze_paths
 from roofcast.predictors.roofline import RooflinePredictor
+from roofcast.results import KernelResult
 
 
 def analyze(

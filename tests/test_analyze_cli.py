@@ -123,16 +123,43 @@ def test_json_resolved_counts_are_hand_counted_numbers(report):
     assert k["copy_f32"]["flops_per_thread"] == {"sp": 0, "dp": 0, "hp": 0, "int": 3}
     assert k["copy_f32"]["bytes_per_thread"] == {"load": 4, "store": 4}
     assert k["copy_f32"]["symbols"] == []
-    assert k["copy_f32"]["arithmetic_intensity"]["int"] == pytest.approx(3 / 8)
+    # the intensity divides the launch's ops by its DRAM bytes (traffic model, T1-T7)
+    dram = k["copy_f32"]["dram_bytes"]
+    assert k["copy_f32"]["traffic_model"] == "launch"
+    launch_ops = 3 * k["copy_f32"]["threads"]
+    assert k["copy_f32"]["arithmetic_intensity"]["int"] == pytest.approx(
+        launch_ops / (dram["load"] + dram["store"]), rel=1e-5
+    )
     assert k["dp_poly"]["flops_per_thread"] == {"sp": 0, "dp": 5, "hp": 0, "int": 0}
     assert k["dp_poly"]["bytes_per_thread"] == {"load": 8, "store": 8}
-    # DP AI 5/16 is far below any datacenter GPU's DP balance point
-    assert k["dp_poly"]["bound"] == "bandwidth" and "DP" in k["dp_poly"]["reason"]
+    # x[threadIdx.x]: every block of the (default, 1024-block) launch reads the same 256
+    # elements, so DRAM sees them once and the launch's DP AI is far above the balance point
+    assert k["dp_poly"]["bound"] == "compute" and "DP" in k["dp_poly"]["reason"]
+    assert k["dp_poly"]["dram_bytes"]["arrays"][0]["footprint_bytes"] in (
+        {"load": 256 * 8, "store": 0},
+        {"load": 0, "store": 256 * 8},
+    )
     omp = k["scale"]
     assert omp["language"] == "openmp" and Path(omp["file"]).name == "omp_scale.cpp"
     assert omp["line"] == 5
     assert omp["flops_per_thread"]["sp"] == 1
     assert omp["bytes_per_thread"] == {"load": 4, "store": 4}
+
+
+def test_traffic_option_chooses_the_bytes_the_intensity_uses():
+    """--traffic per-thread: every thread's own first touches, no reuse between threads:
+    dp_poly's 16 bytes per thread against 5 DP FLOPs is bandwidth-bound again."""
+    proc = run_cli(
+        FIXTURES / "kernels.cu", "--gpu", "a100", "-f", "json", "-p", "roofline",
+        "--traffic", "per-thread",
+    )
+    assert proc.returncode == 0, proc.stderr
+    k = by_name(json.loads(proc.stdout))["dp_poly"]
+    assert k["traffic_model"] == "per-thread"
+    assert k["arithmetic_intensity"]["dp"] == pytest.approx(5 / 16)
+    assert k["bound"] == "bandwidth"
+    bad = run_cli(FIXTURES / "kernels.cu", "--traffic", "cache")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
 def test_json_unresolved_counts_are_expression_strings(report):
@@ -146,7 +173,10 @@ def test_json_unresolved_counts_are_expression_strings(report):
     assert row["symbols"] == ["n"]
     # classification used the documented default n = 1024 and says so
     assert row["defaults_applied"] == {"n": 1024}
-    assert row["arithmetic_intensity"]["sp"] == pytest.approx(1024 / (4 * 1024 + 4), rel=1e-4)
+    dram = row["dram_bytes"]
+    assert row["arithmetic_intensity"]["sp"] == pytest.approx(
+        1024 * row["threads"] / (dram["load"] + dram["store"]), rel=1e-4
+    )
     assert "default" in row["reason"]
     for k in report["kernels"]:
         names: set[str] = set()

@@ -176,6 +176,7 @@ def test_headers_take_the_flags_of_the_unit_that_includes_them(tmp_path):
     assert code == 2  # without the build's flags the header holds no kernel
 
 
+@pytest.mark.rule("D6")
 def test_defines_are_bound_at_counting(tmp_path):
     # One SP add per trip: N trips per thread.
     (tmp_path / "loop.cu").write_text(

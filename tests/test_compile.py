@@ -1,5 +1,5 @@
 """Compile mode (--compile): SASS read and classed per source line, times the loops' trips
-(docs/counting.md S0-S7), with real nvcc/nvdisasm runs where the toolkit is here."""
+(docs/counting.md S0-S9), with real nvcc/nvdisasm runs where the toolkit is here."""
 
 from __future__ import annotations
 
@@ -17,13 +17,12 @@ from roofcast.analyzer.compile import (
     demangled_base,
     find_tools,
     nvcc_command,
-    recount,
     sm_arch,
 )
 from roofcast.analyzer.discover import discover_files
+from roofcast.analyzer.sass import classify_kernel, parse_disassembly
 from roofcast.features import count_features
-from roofcast.features.sass import classify_kernel, parse_disassembly
-from roofcast.features.sasscount import class_counts
+from roofcast.features.sasscount import class_counts, recount
 from roofcast.gpu_specs import load_gpu
 
 REPO = Path(__file__).resolve().parent.parent
@@ -104,6 +103,7 @@ def _groups(kernel) -> dict[tuple, Counter]:
     return {(g.where, g.depth, g.unroll): g.counts for g in kernel.groups}
 
 
+@pytest.mark.rule("S2", "S4", "S6")
 def test_listing_lines_loops_unroll_and_slow_paths() -> None:
     functions = parse_disassembly(LISTING)
     assert list(functions) == ["_Z1kiPf"]
@@ -123,6 +123,7 @@ def test_listing_lines_loops_unroll_and_slow_paths() -> None:
     assert kernel.dropped == 5  # 0x80-0x90 (remainder loop), 0xd0, 0xe0 (slow path)
 
 
+@pytest.mark.rule("S3", "S5")
 def test_executions_multiply_line_trips_over_unroll() -> None:
     kernel = classify_kernel(parse_disassembly(LISTING)["_Z1kiPf"])
     n, m = sympy.symbols("n m", positive=True)
@@ -152,13 +153,14 @@ UNROLLED = """\
 """
 
 
+@pytest.mark.rule("S8")
 def test_unrolled_without_remainder_needs_a_constant_trip_it_divides() -> None:
     kernel = classify_kernel(parse_disassembly(UNROLLED)["_Z1uPf"])
     assert [(loop.unroll, loop.copies) for loop in kernel.loops] == [(1, 2)]
     n = sympy.Symbol("n", positive=True)
     for trip, runs in ((sympy.Integer(64), 32), (sympy.Integer(63), 63), (n, n)):
         loops = {("/s/u.cu", 4): (trip,), ("/s/u.cu", 5): (trip,)}
-        assert class_counts(kernel, loops)["fadd"] == 2 * runs  # S4b: 2 copies when 2 | trip
+        assert class_counts(kernel, loops)["fadd"] == 2 * runs  # S8: 2 copies when 2 | trip
 
 
 def test_names_arch_and_command_are_data() -> None:
@@ -193,6 +195,7 @@ def _analyse(source: Path, compiler: Compiler) -> dict[str, object]:
     return out
 
 
+@pytest.mark.rule("S0", "S1", "S5", "S7")
 @needs_tools
 def test_small_kernels_match_hand_read_sass(tmp_path: Path) -> None:
     source = tmp_path / "small.cu"
@@ -216,6 +219,7 @@ def test_small_kernels_match_hand_read_sass(tmp_path: Path) -> None:
     assert fixed.totals()["load_16"] == 4
 
 
+@pytest.mark.rule("S0")
 @needs_tools
 def test_cache_hit_on_rerun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / "small.cu"
@@ -247,6 +251,7 @@ def test_cache_hit_on_rerun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert not Compiler("sm_86", cache_root=tmp_path / "cache").unit(source).cached
 
 
+@pytest.mark.rule("S0")
 @needs_tools
 def test_failing_unit_falls_back_with_compiler_error(tmp_path: Path) -> None:
     source = tmp_path / "broken.cu"
@@ -375,10 +380,11 @@ BRANCHED = """\
 """
 
 
+@pytest.mark.rule("S9")
 def test_branched_over_region_is_slow_only_without_a_source_loop() -> None:
     kernel = classify_kernel(parse_disassembly(BRANCHED)["_Z1rPf"])
     assert list(kernel.regions.values()) == [[(("/s/r.cu", 3),)]]
-    # S6b: the loop on line 3 is no source loop -> the region (4 integer ops) is a slow path
+    # S9: the loop on line 3 is no source loop -> the region (4 integer ops) is a slow path
     plain = class_counts(kernel, {("/s/r.cu", 3): ()})
     assert (plain.get("integer", 0), plain["ffma"], plain["fmul"]) == (0, 1, 1)
     # the same SASS under a source loop of 6 trips is a guarded loop: counted

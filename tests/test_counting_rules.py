@@ -13,9 +13,10 @@ import sympy
 from roofcast.features.vector import SPECIAL_FLOP_WEIGHTS
 from roofcast.gpu_specs import load_gpu
 
-from roofcast.pipeline import KernelResult, analyze_paths
+from roofcast.pipeline import analyze_paths
 from roofcast.predictors.base import LaunchContext
 from roofcast.predictors.roofline import RooflinePredictor
+from roofcast.results import KernelResult
 
 
 def analyze(
@@ -25,11 +26,12 @@ def analyze(
     defines: dict[str, str] | None = None,
     block: tuple[int, int, int] | None = None,
     grid: tuple[int, int, int] | None = None,
+    traffic: str = "launch",
 ) -> dict[str, KernelResult]:
     path = tmp_path / f"kernel{suffix}"
     path.write_text(textwrap.dedent(source))
     report = analyze_paths([path], load_gpu("a100"), defines or {}, RooflinePredictor(),
-                           LaunchContext(block=block, grid=grid))
+                           LaunchContext(block=block, grid=grid), traffic=traffic)
     assert not [p for p in report.problems if p.fatal], report.problems
     return {k.ir.name: k for k in report.kernels}
 
@@ -541,7 +543,7 @@ def test_verdict_compares_intensity_with_the_balance_point(tmp_path):
           float s = v;
           for (int k = 0; k < 8; k++) s = s * v;
         }
-        """)
+        """, traffic="per-thread")
     poly = k["poly"]
     # 128 sp / 8 bytes = 16 >= a100's SP balance (about 9.6)
     assert poly.resolved.intensities["sp"] == pytest.approx(16)

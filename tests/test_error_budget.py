@@ -12,7 +12,7 @@ import pytest
 from roofcast.gpu_specs import load_gpu
 
 from roofcast.evaluation.manifest import load_manifest
-from roofcast.evaluation.runner import analyze_rows
+from roofcast.evaluation.runner import BuildFlags, analyze_rows
 from roofcast.predictors.roofline import RooflinePredictor
 
 REPO = Path(__file__).resolve().parents[1]
@@ -67,7 +67,10 @@ def toy(tmp_path_factory):
 def outcomes(toy):
     manifest, sources = toy
     gpu = load_gpu("rtx3080")
-    return analyze_rows(load_manifest(manifest), sources, gpu, RooflinePredictor()), gpu
+    # per-thread traffic: the toy's hand-made totals are per-thread counts x threads
+    build = BuildFlags(traffic="per-thread")
+    rows = load_manifest(manifest)
+    return analyze_rows(rows, sources, gpu, RooflinePredictor(), build=build), gpu
 
 
 def test_per_row_signed_errors(outcomes):

@@ -15,9 +15,10 @@ import pytest
 import sympy
 from roofcast.analyzer import discover
 from roofcast.analyzer.cexpr import MAX_DEPTH, CExprError, tokenize
-from roofcast.features.cvalue import SIDECAR_FUNCTIONS, parse_value
+from roofcast.analyzer.cvalue import SIDECAR_FUNCTIONS, parse_value
+from roofcast.analyzer.defines import check_define
 from roofcast.features.entry import host_expression
-from roofcast.features.resolve import MAX_COUNT, check_define, numeric_bindings
+from roofcast.features.resolve import MAX_COUNT, numeric_bindings
 
 KERNEL = """\
 __global__ void scale(float* y) {
@@ -56,6 +57,7 @@ def test_python_payload_in_a_define_is_refused_and_never_runs(kernel: Path, tmp_
     assert len(lines) == 1 and "malformed --define" in lines[0] and "Traceback" not in done.stderr
 
 
+@pytest.mark.rule("D1")
 @pytest.mark.parametrize(
     "text",
     [
@@ -151,6 +153,7 @@ def test_host_values_reach_the_ir_as_expressions(tmp_path: Path):
 # --------------------------------------------------------------------------- absurd values
 
 
+@pytest.mark.rule("D2")
 @pytest.mark.parametrize(
     ("value", "message"),
     [
@@ -195,6 +198,7 @@ def test_numeric_bindings_read_c_values():
     assert bound == {"N": 1024, "H": 0.5}
 
 
+@pytest.mark.rule("D3")
 def test_a_clamped_count_is_reported_with_the_value_used(tmp_path: Path):
     # a macro bomb: 2**60 trips of one multiply, beyond the counts' range
     lines = [f"#define A{i} (A{i + 1} * A{i + 1})" for i in range(6)] + ["#define A6 2"]

@@ -140,6 +140,7 @@ def test_redundant_braces_and_parentheses_are_exact(tmp_path: Path, depth: int, 
         assert fv.warnings == []
 
 
+@pytest.mark.rule("N1")
 @pytest.mark.parametrize("suffix", [".cu", ".cpp"])
 @pytest.mark.parametrize("terms", [500, 5000])
 def test_a_flat_sum_has_n_minus_1_adds_and_n_loads(tmp_path: Path, terms: int, suffix: str):
@@ -174,6 +175,7 @@ def test_a_long_sum_in_a_loop_bound_is_its_exact_trip_count(tmp_path: Path):
 
 
 # ---------------------------------------------------------------- N2: nested statements
+@pytest.mark.rule("N2")
 @pytest.mark.parametrize("suffix", [".cu", ".cpp"])
 @pytest.mark.parametrize("depth", DEPTHS)
 def test_ifs_nested_too_deep_are_counted_flat_all_of_them(tmp_path: Path, depth: int, suffix: str):
@@ -208,6 +210,7 @@ def test_nesting_within_the_limits_is_walked_exactly(tmp_path: Path):
 
 
 # ---------------------------------------------------------------- N3, N4: expressions, values
+@pytest.mark.rule("N3")
 def test_an_expression_nested_too_deep_is_cut_with_a_warning(tmp_path: Path):
     levels = 2000
     nested = "b[i] = " + "a[i] * (a[i] + " * levels + "a[i]" + ")" * levels + ";"
@@ -218,6 +221,7 @@ def test_an_expression_nested_too_deep_is_cut_with_a_warning(tmp_path: Path):
     assert (fv.load_bytes, fv.store_bytes) == (4, 4)
 
 
+@pytest.mark.rule("N4")
 def test_a_value_nested_too_deep_is_unknown_not_a_crash(tmp_path: Path):
     nested = "n * (1 + " * 200 + "n" + ")" * 200
     fv = _count(tmp_path, cuda(f"for (int j = 0; j < {nested}; j++) b[i] += a[j];"))
@@ -274,6 +278,7 @@ INLINE_CHAIN = (
 )
 
 
+@pytest.mark.rule("B1")
 def test_a_runaway_kernel_stops_at_the_work_budget_with_its_counts_so_far(tmp_path: Path):
     # 4^8 inlined copies of f0 (40 statements each): far past the budget
     fv = _count(tmp_path, cuda("b[i] = f8(a[i]);", INLINE_CHAIN))
@@ -323,6 +328,7 @@ def failing(tmp_path: Path, monkeypatch) -> Path:
     return tmp_path
 
 
+@pytest.mark.rule("E1")
 @_FORKS
 def test_a_failing_file_is_a_problem_and_the_others_are_reported(failing: Path):
     reports = [

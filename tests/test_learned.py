@@ -17,11 +17,11 @@ import pytest
 from roofcast.gpu_specs import load_gpu
 
 from roofcast.pipeline import analyze_paths
-from roofcast.predictors import training
 from roofcast.predictors.calibration import fit_calibration
 from roofcast.predictors.learned import LearnedPredictor, packaged_model_path
 from roofcast.predictors.learned_features import FEATURE_NAMES
-from roofcast.predictors.training import (
+from roofcast.training import fit as training
+from roofcast.training.fit import (
     SETTINGS,
     Dataset,
     Settings,
@@ -262,10 +262,10 @@ def test_batched_predictions_equal_one_at_a_time():
     gpu = load_gpu("a100")
     report = analyze_paths([ROOT / "kernels"], gpu)
     model = LearnedPredictor.load()
-    batched = model.predict_many(report.kernels, gpu)
+    batched = model.predict([(k, None) for k in report.kernels], gpu)
     assert len(batched) == len(report.kernels) >= 30
     for kernel, verdict in zip(report.kernels, batched, strict=True):
-        single = model.predict(kernel, gpu)
+        (single,) = model.predict([(kernel, None)], gpu)
         assert (verdict.bound, verdict.reason, verdict.confidence) == (
             single.bound,
             single.reason,

@@ -27,7 +27,7 @@ from roofcast.llm.ask import Asker
 from roofcast.llm.client import LLMClient
 from roofcast.llm.config import LOCAL_URL_ENV, LLMConfig
 from roofcast.llm.prompts import KernelInput, Prompt, build_prompt
-from roofcast.llm.serve import LocalServer, ServeError, free_port, locate_model, server_available
+from roofcast.llm.serve import LocalServer, free_port
 from roofcast.llm.store import Store
 
 from roofcast.predictors.base import LaunchContext
@@ -80,20 +80,6 @@ ROWS = [
 COLUMNS = ["target", "family", "language", "kernel", "kernel_signature", "omp_function",
            "omp_line", "block", "grid", "exe_args", "xtime_ns", "dram_bytes", "sp_flops",
            "dp_flops", "int_ops", "sp_ai", "dp_ai", "int_ai", "label"]
-
-
-@pytest.fixture(scope="session")
-def local_server(tmp_path_factory: pytest.TempPathFactory):
-    why = server_available()
-    if why:
-        pytest.skip(why)
-    try:
-        locate_model("smollm2")
-    except ServeError as exc:
-        pytest.skip(str(exc))
-    log = tmp_path_factory.mktemp("server") / "server.log"
-    with LocalServer(ctx=2048, log=log) as server:
-        yield server
 
 
 @pytest.fixture
@@ -251,7 +237,7 @@ def test_predictor_protocol_on_an_analyzed_kernel(local_server: LocalServer, tmp
     from roofcast.llm.predictor import LLMPredictor
 
     from roofcast.pipeline import analyze_paths
-    from roofcast.predictors import get_predictor
+    from roofcast.registry import get_predictor
 
     source = tmp_path / "toy.cu"
     source.write_text(TOY_CU.split("__global__ void poly")[0])
@@ -262,7 +248,8 @@ def test_predictor_protocol_on_an_analyzed_kernel(local_server: LocalServer, tmp
                               scenario="hybrid", budget=str(BUDGET), max_tokens="60",
                               store=str(tmp_path / "p.sqlite"))
     assert isinstance(predictor, LLMPredictor)
-    verdict = predictor.predict(result, GPU, LaunchContext(block=(256, 1, 1), grid=(64, 1, 1)))
+    (verdict,) = predictor.predict([(result, LaunchContext(block=(256, 1, 1), grid=(64, 1, 1)))],
+                                   GPU)
     assert verdict.predictor == "llm" and verdict.reason
     assert verdict.bound in ("compute", "bandwidth", "unknown")
     assert verdict.details["scenario"] == "hybrid"

@@ -13,9 +13,10 @@ from roofcast.features.ompwork import clause_argument, region_shape
 from roofcast.gpu_specs import load_gpu
 
 from roofcast.evaluation.counts import launch_threads
-from roofcast.pipeline import KernelResult, analyze_paths
+from roofcast.pipeline import analyze_paths
 from roofcast.predictors.base import LaunchContext
 from roofcast.predictors.roofline import RooflinePredictor
+from roofcast.results import KernelResult
 
 
 def analyze(tmp_path: Path, source: str, block=None, grid=None) -> dict[str, KernelResult]:
@@ -99,7 +100,7 @@ def test_serial_and_team_only_regions_say_what_they_counted(tmp_path):
     once = kernels["once"]
     assert once.features.work_items == 1
     assert once.features.notes == [
-        "serial target region (no teams, parallel or work-shared loop): one unit of work"
+        "serial target region (no teams, parallel or work-shared loop): one unit of work [U3]"
     ]
     team = kernels["per_team"]
     assert str(team.features.work_items) == "n"

@@ -109,6 +109,7 @@ def test_every_data_folder_is_shipped(wheel):
         "gpu_specs": "roofcast/gpu_specs",
         "roofcast/predictors/models": "roofcast/predictors/models",
         "roofcast/workflow/data": "roofcast/workflow/data",
+        "features/data": "roofcast/features/data",
     }
     missing = []
     for folder, package in folders.items():

@@ -189,7 +189,7 @@ def test_worker_results_carry_any_expression_back(text: str):
 
     import sympy
 
-    from roofcast.pipeline import _ExpressionPickler
+    from roofcast.scheduler import _ExpressionPickler
 
     expr = sympy.sympify(text) + sympy.Dummy("d")
     buffer = io.BytesIO()
@@ -243,7 +243,7 @@ def test_recent_texts_keep_the_last_texts_within_their_budget():
 
 
 def test_folders_named_alike_run_as_one_task(tree: Path):
-    from roofcast.pipeline import batch_groups
+    from roofcast.scheduler import batch_groups
 
     groups = independent_groups(expand_paths([tree]), [tree])
     tasks = batch_groups(groups)
@@ -322,13 +322,13 @@ def _fail_in_started_processes(monkeypatch, failure) -> None:
 def test_an_error_in_a_worker_process_is_raised_here(tree: Path, monkeypatch):
     """An error outside any one file's analysis (here: sending the results back; a file's
     own failure is one of the report's problems, tests/test_hardening_nesting.py)."""
-    import roofcast.pipeline as pipeline
+    import roofcast.scheduler as scheduler
 
     def boom(self, obj: object) -> object:
         raise ValueError("boom in a worker")
 
     _fail_in_started_processes(monkeypatch, lambda: None)
-    monkeypatch.setattr(pipeline._ExpressionPickler, "reducer_override", boom)
+    monkeypatch.setattr(scheduler._ExpressionPickler, "reducer_override", boom)
     with pytest.raises(ValueError, match="boom in a worker"):
         _report(tree, 3)
 

@@ -453,6 +453,7 @@ def arm(condition: str, defined: dict[str, str | None] | None = None) -> str | N
     return {True: "yes", False: "no", None: None}[_decide("if", condition, defined or {}).value]
 
 
+@pytest.mark.rule("D4")
 @pytest.mark.parametrize(("condition", "expected"), [
     ("1 + 2 * 3 == 7", "yes"),
     ("(1 + 2) * 3 == 7", "no"),
@@ -493,6 +494,7 @@ def test_a_macro_bomb_in_a_condition_is_bounded():
     assert time.perf_counter() - started < 2
 
 
+@pytest.mark.rule("D5")
 def test_notes_name_the_undefined_macros_that_chose_an_arm():
     text = textwrap.dedent("""\
         #ifndef GUARD_H

@@ -171,7 +171,10 @@ def _counts(report: dict) -> list[dict]:
     layout keeps in order."""
     kernels = []
     for kernel in report["kernels"]:
-        text = json.dumps({k: v for k, v in kernel.items() if k not in _POSITIONS})
+        kept = {k: v for k, v in kernel.items() if k not in _POSITIONS}
+        for array in (kept.get("dram_bytes") or {}).get("arrays", []):
+            array.pop("lines", None)  # positions too
+        text = json.dumps(kept)
         rank = {n: f"trip_loop{i}" for i, n in enumerate(sorted(set(_TRIP.findall(text)), key=int))}
         kernels.append(json.loads(_TRIP.sub(lambda m, rank=rank: rank[m.group(1)], text)))
     return sorted(kernels, key=lambda k: k["name"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_workflow_fixtures import SPECS, report
+from workflow_reports import SPECS, report
 
 from roofcast.workflow import baseline as bl
 from roofcast.workflow import hook as hk

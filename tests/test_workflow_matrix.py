@@ -5,7 +5,7 @@ import csv
 import io
 
 from rich.console import Console
-from test_workflow_fixtures import SPECS, report
+from workflow_reports import SPECS, report
 
 from roofcast.workflow import matrix as mx
 

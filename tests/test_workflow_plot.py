@@ -7,7 +7,7 @@ import matplotlib.image as mpimg
 import numpy as np
 import pytest
 from roofcast.gpu_specs import load_gpu
-from test_workflow_fixtures import SPECS, report
+from workflow_reports import SPECS, report
 
 from roofcast.workflow import plot as rp
 from roofcast.workflow.view import kernel_views

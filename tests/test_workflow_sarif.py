@@ -6,7 +6,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from test_workflow_fixtures import SPECS, report
+from workflow_reports import SPECS, report
 
 from roofcast.workflow.sarif import FINGERPRINT_KEY, report_to_sarif
 

@@ -6,16 +6,21 @@ import re
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 from roofcast.cli.errors import EXIT_RUNTIME, EXIT_USAGE, fail
 from roofcast.cli.options import (
     CompileCommandsOpt,
     CompileOpt,
     IncludeOpt,
+    Traffic,
+    TrafficOpt,
     UndefineOpt,
     VersionOpt,
     database_notes,
@@ -52,6 +57,7 @@ def analyze(
     undefine: UndefineOpt = None,
     include_dir: IncludeOpt = None,
     compile_commands: CompileCommandsOpt = None,
+    traffic: TrafficOpt = Traffic.launch,
     compile_sass: CompileOpt = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     predictor: Annotated[
@@ -97,7 +103,8 @@ def analyze(
     """Analyze kernels statically and say whether each is compute- or bandwidth-bound."""
     from roofcast.analyzer import SourceError
     from roofcast.pipeline import analyze_paths
-    from roofcast.predictors import LaunchContext, get_predictor
+    from roofcast.registry import get_predictor
+    from roofcast.results import LaunchContext
 
     output_file(output)
     target = gpu_or_fail(gpu)
@@ -130,6 +137,7 @@ def analyze(
                 undefines=undefines,
                 include_dirs=include_dirs,
                 database=database,
+                traffic=traffic.value,
                 compiler=compiler,
             )
     except SourceError as exc:
@@ -167,7 +175,7 @@ def _compiler(enabled, target, database, defines, undefines, include_dirs, jobs,
     from roofcast.analyzer import SourceError
     from roofcast.analyzer.sources import expand_paths
     from roofcast.cli.options import compile_files, compiler_or_none
-    from roofcast.pipeline import available_cpus
+    from roofcast.scheduler import available_cpus
 
     workers = jobs or available_cpus()
     compiler = compiler_or_none(
@@ -208,8 +216,8 @@ class _GroupProgress:
     process pool forks its workers."""
 
     def __init__(self) -> None:
-        self.bar = None
-        self.task = None
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def __enter__(self) -> _GroupProgress:
         return self
@@ -223,7 +231,7 @@ class _GroupProgress:
             self.bar = Progress(console=Console(stderr=True), auto_refresh=False, transient=True)
             self.bar.start()
             self.task = self.bar.add_task("analysing file groups", total=total)
-        self.bar.update(self.task, completed=done)
+        self.bar.update(cast("TaskID", self.task), completed=done)  # set with the bar
         self.bar.refresh()
 
     def __exit__(self, *exc: object) -> None:
@@ -256,14 +264,14 @@ def _add_llm(report, model: str, scenario: str, gpu, context) -> None:
     """The LLM's verdict beside the static one, a few requests in flight."""
     try:
         from roofcast.llm.client import EndpointError
-        from roofcast.llm.predictor import LLMPredictor, llm_verdicts
+        from roofcast.llm.predictor import LLMPredictor
         from roofcast.llm.store import StoreError
     except ImportError as exc:
         fail(f"the LLM predictor is not available in this installation ({exc})")
     try:
-        predictor = LLMPredictor(model=model, scenario=scenario)
+        predictor = LLMPredictor(model=model, scenario=scenario, concurrency=4)
         predictor.check()
-        verdicts = llm_verdicts(report.kernels, gpu, predictor, context, concurrency=4)
+        verdicts = predictor.predict([(k, context) for k in report.kernels], gpu)
     except ValueError as exc:  # configuration: no key, unknown scenario or option
         fail(str(exc))
     except (EndpointError, StoreError) as exc:

@@ -1,4 +1,7 @@
-"""One-line errors: every expected failure becomes `roofcast: error: ...` and a non-zero exit."""
+"""One-line errors: every expected failure becomes `roofcast: error: ...` and a non-zero exit.
+
+The error type and the exit codes are `roofcast.errors` (any layer raises them); this module
+is the CLI's side: printing the line and leaving with the code."""
 
 from __future__ import annotations
 
@@ -7,17 +10,9 @@ from typing import NoReturn
 
 import typer
 
-#: Exit codes scripts can rely on.
-EXIT_OK = 0
-EXIT_FAIL_ON = 1  # a --fail-on condition was met (pre-commit, evaluate thresholds)
-EXIT_USAGE = 2  # bad input: paths, GPU names, --define, manifests
-EXIT_RUNTIME = 3  # a tool or endpoint outside roofcast failed (ncu, LLM server)
+from roofcast.errors import EXIT_FAIL_ON, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, RoofcastError
 
-
-class RoofcastError(Exception):
-    """An expected failure with a message fit for one line on stderr."""
-
-    exit_code = EXIT_USAGE
+__all__ = ["EXIT_FAIL_ON", "EXIT_OK", "EXIT_RUNTIME", "EXIT_USAGE", "RoofcastError", "fail"]
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -24,11 +24,14 @@ from roofcast.cli.options import (
     ReplayOpt,
     SourcesOpt,
     StoreOpt,
+    Traffic,
+    TrafficOpt,
     UndefineOpt,
 )
 from roofcast.cli.outputs import output_file, output_folder, write_text, writing
 
 if TYPE_CHECKING:
+    from roofcast.llm.predictor import LLMPredictor
     from roofcast.predictors.base import Predictor
 
 
@@ -50,19 +53,12 @@ def _pairs(items: Sequence[str] | None, what: str) -> dict[str, str]:
 
 def load_predictor(name: str | None, options: dict[str, str]) -> Predictor:
     """The named predictor (or the default: the best offline one); unknown -> one line."""
+    from roofcast.registry import default_predictor, get_predictor
+
     try:
-        from roofcast import predictors
-    except ImportError as exc:  # pragma: no cover - a broken install
-        fail(f"predictors unavailable: {exc}")
-    try:
-        if name is None and not options and hasattr(predictors, "default_predictor"):
-            return predictors.default_predictor()
-        getter = getattr(predictors, "get_predictor", None)
-        if getter is None:
-            fail("predictor registry (roofcast.predictors.get_predictor) is not available")
-        return getter(name, **options)
-    except typer.Exit:
-        raise
+        if name is None and not options:
+            return default_predictor()
+        return get_predictor(name, **options)  # type: ignore[arg-type]
     except ImportError as exc:
         fail(f"predictor {name or 'default'!r} is not available here ({exc})")
     except (KeyError, ValueError, TypeError, LookupError, OSError) as exc:
@@ -152,6 +148,7 @@ def evaluate(
     undefine: UndefineOpt = None,
     include_dir: IncludeOpt = None,
     compile_commands: CompileCommandsOpt = None,
+    traffic: TrafficOpt = Traffic.launch,
     compile_sass: CompileOpt = False,
     jobs: CompileJobsOpt = 1,
     limit: LimitOpt = None,
@@ -224,7 +221,7 @@ def evaluate(
     undefines = undefines_or_fail(undefine)
     include_dirs = include_dirs_or_fail(include_dir)
     database = database_or_fail(compile_commands)
-    options = _pairs(option, "--option")
+    options: dict[str, Any] = _pairs(option, "--option")
     for key, value in (
         ("model", model),
         ("scenario", scenario),
@@ -244,7 +241,7 @@ def evaluate(
         from roofcast.llm.client import EndpointError
 
         try:
-            chosen.check()  # a dead endpoint fails once, here, in one line
+            cast("LLMPredictor", chosen).check()  # a dead endpoint fails once, here, in one line
         except EndpointError as exc:
             fail(str(exc), EXIT_RUNTIME)
         kernel_timeout = max(kernel_timeout, 600.0)  # the limit is for counting, not the model
@@ -256,6 +253,8 @@ def evaluate(
         sources, defines, undefines=undefines, include_dirs=include_dirs, database=database
     )
     database_warnings(index.database, len(database.warnings) if database else 0)
+    from roofcast.evaluation.runner import BuildFlags
+
     compiler = compiler_or_none(
         compile_sass, target_gpu, index.database, defines, undefines, include_dirs, jobs
     )
@@ -266,9 +265,11 @@ def evaluate(
         chosen,
         progress=not quiet,
         kernel_timeout=kernel_timeout,
-        compiler=compiler,
+        build=BuildFlags(traffic=traffic.value, compiler=compiler),
     )
+    summary_traffic = traffic.value
     summary = result.to_json()
+    summary["traffic"] = summary_traffic
     if compiler is not None:
         summary.update(compile_summary(result.outcomes))
     if index.database is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
@@ -26,7 +26,9 @@ def _table(gpus: list[GPU]) -> Table:
         "for gpuFLOPBench)",
     )
     for header in ("key", "name", "aliases", "SMs", "GHz", "GB/s", "L2 MB"):
-        justify = "left" if header in ("key", "name", "aliases") else "right"
+        justify: Literal["left", "right"] = (
+            "left" if header in ("key", "name", "aliases") else "right"
+        )
         table.add_column(header, justify=justify, no_wrap=header == "key")
     for cls in CLASSES:
         table.add_column(f"bal {cls}", justify="right")

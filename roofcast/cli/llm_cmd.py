@@ -527,15 +527,15 @@ def compare(
 def _predictor_column(name: str, selection, gpu: GPU) -> dict:
     """Verdicts of a non-LLM predictor on the campaign's kernels (same static results)."""
     from roofcast.cli.evaluate_cmd import load_predictor
+    from roofcast.evaluation.runner import predict_batch
 
     chosen = load_predictor(name, {})
+    batch = [(k.result, k.launch) for k in selection.inputs if k.result is not None]
+    verdicts = iter(predict_batch(chosen, batch, gpu))  # a predictor failure is a miss
     predicted = []
     for kernel in selection.inputs:
-        try:
-            verdict = chosen.predict(kernel.result, gpu, kernel.launch)
-            predicted.append(verdict.bound)
-        except Exception:  # noqa: BLE001 - a predictor failure is a miss, as in evaluate
-            predicted.append("unknown")
+        verdict = next(verdicts)[0] if kernel.result is not None else None
+        predicted.append(verdict.bound if verdict else "unknown")
     return {
         "name": name,
         "predicted": predicted,

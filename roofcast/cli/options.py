@@ -5,6 +5,7 @@ parsing: GPUs, --define, --undefine, --include-dir, --compile-commands, launch d
 from __future__ import annotations
 
 import sys
+from enum import Enum
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -28,7 +29,7 @@ def gpu_or_fail(name: str) -> GPU:
 def defines_or_fail(items: list[str] | None) -> dict[str, str]:
     """NAME=VALUE pairs; a value that cannot mean anything is a one-line error (exit 2), one
     that binds no size as the user may think a one-line warning (see `check_define`)."""
-    from roofcast.features.resolve import check_define, parse_define
+    from roofcast.analyzer.defines import check_define, parse_define
 
     out: dict[str, str] = {}
     for item in items or []:
@@ -131,8 +132,25 @@ IncludeOpt = Annotated[
     typer.Option("--include-dir", "-I", help="Search DIR for quoted includes (repeatable)."),
 ]
 
+
 # Shared by every verb that analyses sources. No short flag: clang-tidy's `-p` is
 # `--predictor` here.
+class Traffic(str, Enum):
+    """Which DRAM bytes the intensities divide by (docs/counting.md, rules T1-T7)."""
+
+    launch = "launch"
+    per_thread = "per-thread"
+
+
+TrafficOpt = Annotated[
+    Traffic,
+    typer.Option(
+        "--traffic",
+        help="DRAM bytes the intensities use: launch (sectors, footprints over the grid, L2) "
+        "or per-thread (every thread's first touches, no reuse between threads).",
+    ),
+]
+
 CompileCommandsOpt = Annotated[
     Path | None,
     typer.Option(

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roofcast.features.vector import SPECIAL_FLOP_WEIGHTS
-from roofcast.pipeline import AnalysisReport, KernelResult
+from roofcast.results import AnalysisReport, KernelResult
 
 _STYLE = {"compute": "bold red", "bandwidth": "bold cyan", "unknown": "yellow"}
 

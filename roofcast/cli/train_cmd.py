@@ -45,8 +45,8 @@ def train(
     from roofcast.evaluation import ManifestError, load_manifest
     from roofcast.evaluation.runner import BuildFlags
     from roofcast.predictors.learned import packaged_model_path
-    from roofcast.predictors.training import build_dataset, save
-    from roofcast.predictors.training import train as fit
+    from roofcast.training.fit import build_dataset, save
+    from roofcast.training.fit import train as fit
 
     output_file(output)
     target_gpu = gpu_or_fail(gpu)
@@ -80,7 +80,7 @@ def train(
         save(model, destination)
     if cv:
         _print_cv(model["cross_validation"], console)
-    from roofcast.predictors.training import report_lines
+    from roofcast.training.fit import report_lines
 
     for line in report_lines(model):
         console.print(line, highlight=False, markup=False)

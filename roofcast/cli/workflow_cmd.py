@@ -166,6 +166,7 @@ def hook(
         if fail_on is FailOn.change:
             from roofcast.workflow.view import rel_path
 
+            assert data is not None  # loaded above for --fail-on change
             outcome = hk.check_changes(
                 reports,
                 {label: g.key for label, g in gpus},

@@ -6,6 +6,7 @@ count when the analyzer resolved it (one iteration = one unit of counted work), 
 row's block x grid. DRAM bytes are predicted as global load + store bytes x threads: an
 upper bound where caches catch reuse, which is what the comparison shows.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,7 +17,7 @@ from roofcast.evaluation.metrics import CountPair
 
 if TYPE_CHECKING:
     from roofcast.evaluation.runner import RowOutcome
-    from roofcast.pipeline import KernelResult
+    from roofcast.results import KernelResult
 
 
 def _number(value: object) -> float | None:
@@ -37,7 +38,7 @@ def per_thread(result: KernelResult) -> dict[str, float | None]:
         "dp_flops": _number(r.flops.get("dp")),
         "hp_flops": _number(r.flops.get("hp")),
         "int_ops": _number(r.flops.get("int")),
-        "dram_bytes": _number(r.load_bytes + r.store_bytes),
+        "dram_bytes": _number(r.dram_bytes_per_thread),
     }
 
 

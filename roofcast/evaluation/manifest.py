@@ -3,6 +3,7 @@
 Rows are parsed once into `ManifestRow` so matching, predictors and metrics never touch raw
 CSV text; every input problem becomes a `ManifestError` whose message fits on one line.
 """
+
 from __future__ import annotations
 
 import csv
@@ -11,19 +12,19 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from roofcast.cli.errors import RoofcastError
+from roofcast.errors import RoofcastError
 from roofcast.evaluation.signatures import bare_function_name, parse_signature
 
 #: Columns a manifest must have: what identifies a kernel, its launch, and its label.
 REQUIRED_COLUMNS: tuple[str, ...] = (
     "target", "language", "kernel", "kernel_signature", "omp_function", "omp_line",
     "block", "grid", "label",
-)
+)  # fmt: skip
 #: Measured figures; optional (without them there is no count accuracy for that row).
 MEASURED_COLUMNS: tuple[str, ...] = (
     "xtime_ns", "dram_bytes", "sp_flops", "dp_flops", "int_ops", "sp_ai", "dp_ai", "int_ai",
     "hp_flops", "hp_ai",
-)
+)  # fmt: skip
 LANGUAGES = {"cuda": "CUDA", "omp": "OMP", "openmp": "OMP"}
 LABELS = {"compute": "compute", "bandwidth": "bandwidth"}
 
@@ -96,10 +97,10 @@ def _float(text: str) -> float | None:
     return float(text)
 
 
-def parse_row(raw: dict[str, str | None], index: int, line: str = "") -> ManifestRow:
+def parse_row(record: dict[str, str | None], index: int, line: str = "") -> ManifestRow:
     """One CSV record -> ManifestRow; raises ManifestError naming where the record is."""
     line = line or f"row {index + 1}"
-    raw = {k: (v or "") for k, v in raw.items() if isinstance(k, str)}
+    raw = {k: (v or "") for k, v in record.items() if isinstance(k, str)}
     try:
         language = LANGUAGES.get(raw["language"].strip().lower())
         if language is None:

@@ -1,4 +1,5 @@
-"""The evaluation loop: match rows, analyze each matched kernel with the row's launch, predict.
+"""The evaluation loop: match rows, analyze each matched kernel with the row's launch, then
+predict them all in one call of the predictor (its batch contract, `predictors.base`).
 
 A kernel that fails to analyze (an exception, or longer than the time limit) is recorded
 and scored as a miss ('unknown'); the loop never stops for one kernel. Rows whose kernel is
@@ -22,11 +23,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from roofcast.analyzer.compdb import CompileDatabase
 from roofcast.evaluation.manifest import ManifestRow
 from roofcast.evaluation.matching import Match, SourceIndex
-from roofcast.predictors.base import LaunchContext, Predictor, Verdict
+from roofcast.predictors.base import Predictor
+from roofcast.results import KernelResult, LaunchContext, Verdict
 
 if TYPE_CHECKING:
     from roofcast.gpu_specs import GPU
-    from roofcast.pipeline import KernelResult
 
 #: Seconds one kernel may take to count and predict before it is scored as a miss.
 DEFAULT_KERNEL_TIMEOUT = 20.0
@@ -64,24 +65,15 @@ def time_limit(seconds: float | None) -> Iterator[None]:
 @dataclass(frozen=True)
 class BuildFlags:
     """How the sources are preprocessed besides -D: the command line's -U and -I, and a
-    compile database (compile_commands.json) giving each file its own flags."""
+    compile database (compile_commands.json) giving each file its own flags; and which
+    DRAM traffic model the intensities use (`--traffic`)."""
 
     undefines: frozenset[str] = frozenset()
     include_dirs: tuple[Path, ...] = ()
     database: CompileDatabase | None = None
+    traffic: str = "launch"
     #: --compile: an analyzer.compile.Compiler; FLOPs and int ops from SASS where it compiles
     compiler: object | None = None
-
-
-class NoPrediction:
-    """A stand-in predictor for callers that want counts only (training, feature export)."""
-
-    name = "none"
-
-    def predict(
-        self, kernel: KernelResult, gpu: GPU, context: LaunchContext | None = None
-    ) -> Verdict:
-        return Verdict("unknown", "no predictor", self.name)
 
 
 @dataclass
@@ -148,10 +140,11 @@ def analyze_rows(
     Each row's kernel is counted with the row's launch (block, grid, exe_args) and with its
     template instance bound (`void k<double>` binds the kernel's `T` to double), on top of
     `defines`. Identical (kernel, launch) pairs are analyzed once. `build`: the command
-    line's -U and -I and a compile database, for the sources' discovery. `compiler` (or
+    line's -U and -I and a compile database, for the sources' discovery. The counted kernels
+    are predicted in one batch at the end (`predict_batch`). `compiler` (or
     `build.compiler`): --compile, the matched kernels' files compiled first, in parallel.
     """
-    from roofcast.pipeline import analyze_kernels
+    from roofcast.pipeline import count_kernels
 
     compiler = compiler or (build.compiler if build is not None else None)
 
@@ -166,9 +159,11 @@ def analyze_rows(
             include_dirs=build.include_dirs,
             database=build.database,
         )
-    chosen: Predictor = predictor or NoPrediction()
+    traffic = build.traffic if build is not None else "launch"
     outcomes: list[RowOutcome] = []
+    keys: list[tuple | None] = []  # each outcome's (kernel, launch) key, None if unmatched
     cache: dict[tuple, tuple[KernelResult | None, str]] = {}
+    counted: list[tuple[tuple, LaunchContext]] = []  # keys with a result, in manifest order
     with _progress(progress) as bar:
         targets = sorted({r.target for r in rows})
         task = bar.add_task("discovering", total=len(targets), item="")
@@ -180,58 +175,78 @@ def analyze_rows(
         bar.update(task, visible=False)
         if compiler is not None:
             if index.database is not None:  # relocated onto the sources
-                compiler.database = index.database
+                compiler.database = index.database  # type: ignore[attr-defined]
             _compile_matched(compiler, matches, bar)
         task = bar.add_task("analyzing", total=len(rows), item="")
         for match in matches:
             row = match.row
             bar.update(task, item=row.key[:60])
             outcome = RowOutcome(row, match)
+            key = None
             if match.kernel is not None:
                 row_defines = {**index.defines, **match.defines}
                 key = (match.kernel.id, _context_key(row, row_defines))
                 start = time.perf_counter()
                 if key not in cache:
-                    cache[key] = _analyze_one(
-                        analyze_kernels, match, row_defines, gpu, chosen, kernel_timeout, compiler
+                    context = launch_context(row)
+                    cache[key] = _count_one(
+                        count_kernels,
+                        match,
+                        row_defines,
+                        context,
+                        kernel_timeout,
+                        gpu,
+                        traffic,
+                        compiler,
                     )
-                outcome.result, outcome.error = cache[key]
+                    if cache[key][0] is not None:
+                        counted.append((key, context))
                 outcome.seconds = time.perf_counter() - start
-                if predictor is None and outcome.result is not None:
-                    outcome.result.verdict = None
             outcomes.append(outcome)
+            keys.append(key)
             bar.advance(task)
+        if predictor is not None and counted:
+            bar.update(task, visible=False)
+            bar.add_task(f"predicting ({predictor.name})", total=None, item="")
+            start = time.perf_counter()
+            results = [cache[key][0] for key, _ in counted]
+            batch = [
+                (result, context) for result, (_, context) in zip(results, counted, strict=True)
+            ]
+            predicted = predict_batch(predictor, batch, gpu)  # type: ignore[arg-type]
+            share = (time.perf_counter() - start) / len(counted)
+            for (key, _), result, (verdict, error) in zip(counted, results, predicted, strict=True):
+                result.verdict = verdict  # type: ignore[union-attr]
+                cache[key] = (result, error)
+            for outcome, key in zip(outcomes, keys, strict=True):
+                if key is not None and cache[key][0] is not None:
+                    outcome.seconds += share
+    for outcome, key in zip(outcomes, keys, strict=True):
+        if key is not None:
+            outcome.result, outcome.error = cache[key]
     return outcomes
 
 
-def _analyze_one(
-    analyze_kernels,
+def _count_one(
+    count_kernels,
     match: Match,
     defines: Mapping[str, str],
-    gpu: GPU,
-    predictor: Predictor,
+    context: LaunchContext,
     timeout: float | None,
+    gpu: GPU | None = None,
+    traffic: str = "launch",
     compiler: object | None = None,
 ) -> tuple[KernelResult | None, str]:
-    """Count (under the time limit), then predict (no limit: an LLM may be slow)."""
+    """Count one kernel under the time limit (prediction has none: an LLM may be slow)."""
     assert match.kernel is not None
-    context = launch_context(match.row)
     try:
         with time_limit(timeout):
-            results = analyze_kernels(
-                [match.kernel], gpu, defines, NoPrediction(), context, compiler=compiler
-            )
+            results = count_kernels([match.kernel], defines, context, gpu, traffic, compiler)
     except Exception as exc:  # one kernel's failure is a scored miss, never a crash
         return None, _one_line(exc)
     if not results:
         return None, "analysis returned no result"
-    result = results[0]
-    try:
-        result.verdict = predictor.predict(result, gpu, context)
-    except Exception as exc:  # a predictor failing on one kernel is a miss too
-        result.verdict = None
-        return result, f"predictor {getattr(predictor, 'name', '?')}: {_one_line(exc)}"
-    return result, ""
+    return results[0], ""
 
 
 def _compile_matched(compiler, matches: Sequence[Match], bar: Progress) -> None:
@@ -245,6 +260,27 @@ def _compile_matched(compiler, matches: Sequence[Match], bar: Progress) -> None:
     task = bar.add_task("compiling", total=len(files), item="")
     compiler.prepare(files, compiler.jobs, lambda done, total: bar.update(task, completed=done))
     bar.update(task, visible=False)
+
+
+def predict_batch(
+    predictor: Predictor, batch: Sequence[tuple[KernelResult, LaunchContext | None]], gpu: GPU
+) -> list[tuple[Verdict | None, str]]:
+    """(verdict, '') or (None, error) for each item, from one call of the predictor. If the
+    call fails, the kernels are predicted one by one, so that a predictor failing on one
+    kernel costs that row (a miss, with no verdict) and not the others."""
+    try:
+        verdicts = predictor.predict(batch, gpu)
+        if len(verdicts) == len(batch):
+            return [(verdict, "") for verdict in verdicts]
+    except Exception:  # noqa: BLE001 - retried kernel by kernel, where it is reported
+        pass
+    out: list[tuple[Verdict | None, str]] = []
+    for item in batch:
+        try:
+            out.append((predictor.predict([item], gpu)[0], ""))
+        except Exception as exc:  # a predictor failing on one kernel is a miss too
+            out.append((None, f"predictor {getattr(predictor, 'name', '?')}: {_one_line(exc)}"))
+    return out
 
 
 def _one_line(exc: BaseException) -> str:
@@ -292,12 +328,11 @@ def evaluate(
     progress: bool = False,
     kernel_timeout: float | None = DEFAULT_KERNEL_TIMEOUT,
     build: BuildFlags | None = None,
-    compiler: object | None = None,
 ) -> EvaluationResult:
     """Score `predictor` on manifest rows against their profiled labels and counts."""
     start = time.perf_counter()
     outcomes = analyze_rows(
-        manifest_rows, sources, gpu, predictor, defines, progress, kernel_timeout, build, compiler
+        manifest_rows, sources, gpu, predictor, defines, progress, kernel_timeout, build
     )
     return EvaluationResult(
         outcomes=outcomes,

@@ -1,65 +1,55 @@
 """One protocol for every predictor (roofline rule, learned baseline, LLM), as kerncraft does
-for its performance models, so `analyze` and `evaluate` never special-case one."""
+for its performance models, so `analyze`, `evaluate`, `hook` and the LLM scenarios never
+special-case one.
+
+Batch-first: a predictor gets every (kernel, launch) pair of a run in one call, so a model
+with a fixed cost per call (the learned forests, an LLM endpoint with requests in flight)
+pays it once, and a one-kernel predictor is just the loop. `tests/predictor_contract.py`
+holds every predictor to this contract."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
+from collections.abc import Sequence
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from roofcast.gpu_specs import GPU
-    from roofcast.pipeline import KernelResult
+from roofcast.gpu_specs import GPU
+from roofcast.results import Bound, KernelResult, LaunchContext, Verdict
 
-Bound = Literal["compute", "bandwidth", "unknown"]
+__all__ = ["Bound", "Item", "LaunchContext", "Predictor", "Verdict", "check_items"]
 
-
-@dataclass
-class LaunchContext:
-    """What the caller knows about one launch beyond the source: from a manifest row, the
-    command line, or host code. Any field may be missing."""
-
-    block: tuple[int, int, int] | None = None
-    grid: tuple[int, int, int] | None = None
-    exe_args: str = ""
-    extra: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass
-class Verdict:
-    """A predictor's answer for one kernel on one GPU, with the reason a human can check."""
-
-    bound: Bound
-    reason: str
-    predictor: str
-    confidence: float | None = None
-    intensities: dict[str, float | str] = field(default_factory=dict)
-    details: dict[str, object] = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        return {
-            "bound": self.bound,
-            "reason": self.reason,
-            "predictor": self.predictor,
-            "confidence": self.confidence,
-        }
-
-    def intensity_json(self) -> dict[str, float | str]:
-        """The intensities the verdict compared with the balance points (the static ones for
-        the rule, the corrected ones for the default), so every output shows the figure the
-        decision used; `inf` as a string, since JSON has no infinity."""
-        return {
-            c: ("inf" if isinstance(v, float) and math.isinf(v) else round(float(v), 6))
-            for c, v in self.intensities.items()
-            if isinstance(v, (int, float))
-        }
+#: one kernel to judge and the launch it is judged for (None: nothing known beyond the source)
+Item = tuple[KernelResult, LaunchContext | None]
 
 
 class Predictor(Protocol):
-    """analyze -> verdict. `name` is what `--predictor` and reports call it."""
+    """Kernels -> verdicts. `name` is what `--predictor` and reports call it.
+
+    `predict(items, gpu)` returns one verdict per item, in the items' order; the same items
+    give the same verdicts. A kernel the predictor cannot judge gets an `unknown` verdict
+    whose reason says why and whose `predictor` is `name`, never an exception; a batch that
+    is not a sequence of (KernelResult, LaunchContext | None) pairs, or a `gpu` that is not
+    a GPU, raises TypeError (`check_items`)."""
 
     name: str
 
-    def predict(
-        self, kernel: KernelResult, gpu: GPU, context: LaunchContext | None = None
-    ) -> Verdict: ...
+    def predict(self, items: Sequence[Item], gpu: GPU) -> list[Verdict]: ...
+
+
+def check_items(items: Sequence[Item], gpu: GPU) -> list[Item]:
+    """The batch as a list, or TypeError naming what is wrong: the contract's one check of
+    its inputs, shared so that every predictor refuses the same things the same way."""
+    if not isinstance(gpu, GPU):
+        raise TypeError(f"gpu must be a GPU, not {type(gpu).__name__}")
+    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
+        raise TypeError(f"items must be a sequence of pairs, not {type(items).__name__}")
+    for i, item in enumerate(items):
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise TypeError(f"item {i} is not a (KernelResult, LaunchContext | None) pair")
+        kernel, context = item
+        if not isinstance(kernel, KernelResult):
+            raise TypeError(f"item {i}: kernel must be a KernelResult, not {type(kernel).__name__}")
+        if context is not None and not isinstance(context, LaunchContext):
+            raise TypeError(
+                f"item {i}: context must be a LaunchContext or None, not {type(context).__name__}"
+            )
+    return list(items)

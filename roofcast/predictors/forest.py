@@ -36,7 +36,8 @@ class Forest:
     @classmethod
     def from_classes(cls, models: list[list[dict]]) -> Forest:
         """One entry of `models` per class: its bags, each {init, rate, trees}."""
-        left, right, feature, threshold, value, roots, weights = [], [], [], [], [], [], []
+        left, right, feature, threshold, value, weights = [], [], [], [], [], []
+        roots: list[int] = []
         first_tree = []
         base = 0
         for bags in models:

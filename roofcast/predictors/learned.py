@@ -19,21 +19,28 @@ from __future__ import annotations
 import gzip
 import json
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from roofcast.gpu_specs import GPU
-from roofcast.predictors.base import LaunchContext, Verdict
+from roofcast.gpu_specs.opclasses import LABEL_CLASSES, RULE_CLASSES
+from roofcast.predictors.base import Item, Verdict, check_items
 from roofcast.predictors.calibration import Calibration
 from roofcast.predictors.forest import Forest
 from roofcast.predictors.learned_features import EPS_AI, FEATURE_NAMES, kernel_features
-from roofcast.predictors.roofline import RULE_CLASSES, roofline_verdict
+from roofcast.predictors.roofline import roofline_verdict
+
+if TYPE_CHECKING:
+    pass
 
 MODEL_FORMAT = 2
-MODEL_CLASSES = ("sp", "dp", "int")
+#: the classes the model predicts an intensity for, in its files' order
+MODEL_CLASSES = LABEL_CLASSES
 DEFAULT_MODEL = "baseline.json.gz"
 
 
@@ -89,8 +96,8 @@ class LearnedPredictor:
     @classmethod
     def load(cls, path: Path | str | None = None) -> LearnedPredictor:
         """The model in `path` (default: the packaged one), read once while the file stays
-        the same: every `analyze_paths` asks again, and reading costs 50 ms before any work
-        can start. A predictor is never modified after it is built, so callers share it."""
+        the same: every `analyze_paths` asks again, and reading the file delays the start
+        of every run. A predictor is never modified after it is built, so callers share it."""
         target = Path(path) if path else packaged_model_path()
         if not target.is_file():
             raise FileNotFoundError(f"no learned model at {target}; run `roofcast train`")
@@ -106,17 +113,13 @@ class LearnedPredictor:
         predicted = np.concatenate(chunks) if chunks else np.zeros((0, len(MODEL_CLASSES)))
         return {c: predicted[:, i] for i, c in enumerate(MODEL_CLASSES)}
 
-    def predict(self, kernel, gpu: GPU, context: LaunchContext | None = None) -> Verdict:
-        return self.predict_many([kernel], gpu, context)[0]
-
-    def predict_many(
-        self, kernels: list, gpu: GPU, context: LaunchContext | None = None
-    ) -> list[Verdict]:
+    def predict(self, items: Sequence[Item], gpu: GPU) -> list[Verdict]:
         """One pass of the forests over all kernels: per-call overhead paid once."""
-        if not kernels:
+        items = check_items(items, gpu)
+        if not items:
             return []
         x = np.nan_to_num(
-            np.asarray([kernel_features(k, gpu, context) for k in kernels], dtype=float),
+            np.asarray([kernel_features(k, gpu, context) for k, context in items], dtype=float),
             posinf=30.0,
             neginf=-30.0,
         )
@@ -128,7 +131,7 @@ class LearnedPredictor:
                 gpu,
                 moves_bytes=k.resolved.bytes > 0,
             )
-            for i, k in enumerate(kernels)
+            for i, (k, _) in enumerate(items)
         ]
 
     def verdict(
@@ -144,7 +147,7 @@ class LearnedPredictor:
         verdict = roofline_verdict(corrected, gpu, self.name, moves_bytes=moves_bytes)
         top = verdict.details.get("class")
         if top in RULE_CLASSES:
-            ratio = float(verdict.details["ratio"])
+            ratio = float(cast(float, verdict.details["ratio"]))
             gap = math.log10(ratio) if ratio > 0 else -math.inf
             applied = _log_ratio(corrected[top], static.get(top, 0.0))
             if top in corrections:

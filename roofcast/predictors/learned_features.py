@@ -11,8 +11,7 @@ import math
 import re
 
 from roofcast.gpu_specs import GPU
-from roofcast.pipeline import KernelResult
-from roofcast.predictors.base import LaunchContext
+from roofcast.results import KernelResult, LaunchContext
 
 EPS_AI = 1e-3  # intensities below this are 'none of that class'
 

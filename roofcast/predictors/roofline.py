@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from roofcast.gpu_specs import GPU
-from roofcast.predictors.base import LaunchContext, Verdict
+from roofcast.gpu_specs.opclasses import RULE_CLASSES
+from roofcast.predictors.base import Item, Verdict, check_items
+from roofcast.results import KernelResult
 
 _UNITS = {"sp": "FLOP/B", "dp": "FLOP/B", "hp": "FLOP/B", "int": "op/B"}
 _LABEL = {"sp": "SP", "dp": "DP", "hp": "HP", "int": "INT"}
-RULE_CLASSES = ("sp", "dp", "int", "hp")
 
 
 def roofline_verdict(
@@ -60,7 +62,11 @@ class RooflinePredictor:
 
     name = "roofline"
 
-    def predict(self, kernel, gpu: GPU, context: LaunchContext | None = None) -> Verdict:
+    def predict(self, items: Sequence[Item], gpu: GPU) -> list[Verdict]:
+        return [self.verdict(kernel, gpu) for kernel, _ in check_items(items, gpu)]
+
+    def verdict(self, kernel: KernelResult, gpu: GPU) -> Verdict:
+        """The rule for one kernel (the launch changes no static intensity)."""
         verdict = roofline_verdict(
             kernel.resolved.intensities, gpu, self.name, moves_bytes=kernel.resolved.bytes > 0
         )

@@ -5,6 +5,7 @@ The label is the analytic roofline rule of the dataset: Compute when the SP, DP 
 intensity reaches that class's balance point on the GPU, else Bandwidth. Half precision is
 measured and written (hp_flops, hp_ai) but, as in the dataset, does not decide the label.
 """
+
 from __future__ import annotations
 
 import csv
@@ -14,8 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from roofcast.cli.errors import EXIT_USAGE
+from roofcast.errors import EXIT_USAGE
 from roofcast.gpu_specs import GPU, UnknownGPUError, load_gpu
+from roofcast.gpu_specs.opclasses import LABEL_CLASSES
 from roofcast.profiling.figures import LaunchFigures, launch_figures
 from roofcast.profiling.names import demangle, parse_omp_entry, short_name
 from roofcast.profiling.ncu import ProfilingError
@@ -26,11 +28,9 @@ DATASET_COLUMNS: tuple[str, ...] = (
     "target", "family", "language", "kernel", "kernel_signature", "omp_function", "omp_line",
     "block", "grid", "exe_args", "xtime_ns", "dram_bytes", "sp_flops", "dp_flops", "int_ops",
     "sp_ai", "dp_ai", "int_ai", "label",
-)
+)  # fmt: skip
 EXTRA_COLUMNS: tuple[str, ...] = ("hp_flops", "hp_ai", "gpu", "device", "launch_id")
 COLUMNS = DATASET_COLUMNS + EXTRA_COLUMNS
-#: Classes whose balance point decides the label (the dataset's rule).
-LABEL_CLASSES: tuple[str, ...] = ("sp", "dp", "int")
 
 
 @dataclass
@@ -72,8 +72,9 @@ def family_of(target: str) -> str:
 def label_for(figures: LaunchFigures, gpu: GPU) -> tuple[str, str]:
     """('Compute' | 'Bandwidth', reason naming the deciding class and its balance point)."""
     balance = gpu.balance_points
-    crossed = [(c, figures.intensity(c)) for c in LABEL_CLASSES
-               if figures.intensity(c) >= balance[c]]
+    crossed = [
+        (c, figures.intensity(c)) for c in LABEL_CLASSES if figures.intensity(c) >= balance[c]
+    ]
     if crossed:
         cls, ai = max(crossed, key=lambda item: item[1] / balance[item[0]])
         return "Compute", f"{cls} AI {ai:.4g} >= balance {balance[cls]:.4g}"
@@ -92,7 +93,9 @@ def resolve_gpu(device: str, override: GPU | None) -> GPU:
     except UnknownGPUError as err:
         raise ProfilingError(
             f"ncu reports device '{device}', which gpu_specs does not know ({err}); "
-            "pass --gpu NAME", EXIT_USAGE) from err
+            "pass --gpu NAME",
+            EXIT_USAGE,
+        ) from err
 
 
 def build_row(launch: NcuLaunch, gpu: GPU, target: str, exe_args: str) -> ManifestRow:
@@ -130,13 +133,15 @@ def build_row(launch: NcuLaunch, gpu: GPU, target: str, exe_args: str) -> Manife
 
 
 def build_rows(
-    launches: Iterable[NcuLaunch], *, target: str, exe_args: Sequence[str] | str = "",
+    launches: Iterable[NcuLaunch],
+    *,
+    target: str,
+    exe_args: Sequence[str] | str = "",
     gpu: GPU | None = None,
 ) -> list[ManifestRow]:
     """Rows for every launch; each launch's GPU comes from its device name unless `gpu` is set."""
     args = exe_args if isinstance(exe_args, str) else shlex.join(exe_args)
-    return [build_row(launch, resolve_gpu(launch.device, gpu), target, args)
-            for launch in launches]
+    return [build_row(launch, resolve_gpu(launch.device, gpu), target, args) for launch in launches]
 
 
 def to_csv(rows: Iterable[ManifestRow]) -> str:

@@ -51,11 +51,12 @@ def _cxxfilt() -> str | None:
 def demangle(name: str) -> str:
     """Itanium-demangled `name` via c++filt; the name unchanged if it is not mangled or
     c++filt is missing (the manifest then keeps the mangled name, which still identifies it)."""
-    if not name.startswith("_Z") or _cxxfilt() is None:
+    cxxfilt = _cxxfilt()
+    if not name.startswith("_Z") or cxxfilt is None:
         return name
     try:
         done = subprocess.run(
-            [_cxxfilt(), name], capture_output=True, text=True, timeout=10, check=False
+            [cxxfilt, name], capture_output=True, text=True, timeout=10, check=False
         )
     except (OSError, subprocess.SubprocessError):
         return name

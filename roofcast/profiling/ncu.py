@@ -1,5 +1,6 @@
 """Build and run Nsight Compute (`ncu`) command lines, always as argument lists (never a shell
 string), and turn its known failures into one-line errors a user can act on."""
+
 from __future__ import annotations
 
 import os
@@ -10,7 +11,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from roofcast.cli.errors import EXIT_RUNTIME, EXIT_USAGE, RoofcastError
+from roofcast.errors import EXIT_RUNTIME, EXIT_USAGE, RoofcastError
 
 #: Counters added to the roofline set: thread-level integer instructions (the INT roofline,
 #: as gpuFLOPBench does) and half-precision add/mul/fma as plain `.sum` counts.
@@ -93,11 +94,15 @@ def diagnose(output: str, returncode: int, kernel_regex: str | None = None) -> N
         raise ProfilingError("no usable NVIDIA GPU: ncu found no supported CUDA device here")
     app = _APP_ERROR.search(output)
     if app:
-        raise ProfilingError(f"the profiled program failed with exit code {app.group(1)}"
-                             f"{_last_error(output)}")
+        raise ProfilingError(
+            f"the profiled program failed with exit code {app.group(1)}{_last_error(output)}"
+        )
     if "No kernels were profiled" in output:
-        what = f"no kernel matched regex '{kernel_regex}'" if kernel_regex else \
-            "the program launched no kernels"
+        what = (
+            f"no kernel matched regex '{kernel_regex}'"
+            if kernel_regex
+            else "the program launched no kernels"
+        )
         raise ProfilingError(f"ncu profiled nothing: {what}")
     if returncode != 0:
         raise ProfilingError(f"ncu failed with exit code {returncode}{_last_error(output)}")
@@ -134,11 +139,15 @@ def run_profile(
     ncu = find_ncu()
     with tempfile.TemporaryDirectory(prefix="roofcast-ncu-") as tmp:
         log = Path(tmp) / "ncu.log"
-        cmd = profile_command(program, kernel_regex=kernel_regex, launch_count=launch_count,
-                              ncu=ncu, log_file=str(log))
+        cmd = profile_command(
+            program,
+            kernel_regex=kernel_regex,
+            launch_count=launch_count,
+            ncu=ncu,
+            log_file=str(log),
+        )
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                                  check=False)
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired as err:
             raise ProfilingError(f"ncu did not finish within {timeout:g} s") from err
         text = log.read_text(errors="replace") if log.exists() else ""
@@ -155,8 +164,13 @@ def run_import(report: str | Path, timeout: float | None = 600) -> str:
     """Raw CSV of an existing .ncu-rep report."""
     ncu = find_ncu()
     try:
-        done = subprocess.run(import_command(report, ncu), capture_output=True, text=True,
-                              timeout=timeout, check=False)
+        done = subprocess.run(
+            import_command(report, ncu),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
     except subprocess.TimeoutExpired as err:
         raise ProfilingError(f"ncu --import did not finish within {timeout:g} s") from err
     if done.returncode != 0 or '"ID",' not in done.stdout:

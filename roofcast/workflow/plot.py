@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -188,7 +189,7 @@ def figure(
         lw=1,
         ls=":",
     )
-    avoid = []
+    avoid: list[Artist] = []
     for group in _ceilings(peaks):
         cls = group[0]
         knee, peak = balance[cls], peaks[cls] / scale

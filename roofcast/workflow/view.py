@@ -11,8 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-#: Roofline classes in report order (the keys of `arithmetic_intensity`).
-CLASSES: tuple[str, ...] = ("sp", "dp", "hp", "int")
+from roofcast.gpu_specs.opclasses import CLASSES
 
 
 def rel_path(file: str, base_dir: Path | str) -> str:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from roofcast.analyzer.defines import parse_define
 from roofcast.analyzer.preprocess import (
     KNOWN_DEFINED,
     MAX_GROWTH,
@@ -30,7 +31,7 @@ from roofcast.analyzer.preprocess import (
     resolve_conditionals,
     strip_comments,
 )
-from roofcast.features.resolve import numeric_bindings, parse_define
+from roofcast.features.resolve import numeric_bindings
 
 from .strategies import define_values, render, sources
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from roofcast.gpu_specs import GPU, load_gpu
 from roofcast.kernels.textbook import GPUS, TextbookKernel, load_textbook
-from roofcast.pipeline import KernelResult, analyze_paths, predict_verdicts
+from roofcast.pipeline import analyze_paths, predict_verdicts
 from roofcast.predictors.base import Predictor
+from roofcast.results import KernelResult
 
 
 @dataclass

@@ -17,6 +17,7 @@ from roofcast.analyzer.cexpr import CExprError, Token, evaluate_text
 
 MAX_BITS = 16384  # an integer beyond 2**MAX_BITS is no size: refused, not computed
 MAX_SHIFT = 1024
+MAX_COUNT = 1e18  # beyond any real kernel: a runaway symbolic product, clamped (and reported)
 
 #: sizeof of the basic C and CUDA types (bytes, as on the 64-bit targets nvcc compiles for)
 TYPE_SIZES: dict[str, int] = {

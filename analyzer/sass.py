@@ -147,7 +147,7 @@ class Loop:
     unroll: int = 1
     remainder: bool = False
     #: without a remainder loop: how many times each work instruction repeats in the body
-    #: (the gcd of their counts by opcode), the unroll factor if the trip count allows (S4b)
+    #: (the gcd of their counts by opcode), the unroll factor if the trip count allows (S8)
     copies: int = 1
 
 
@@ -160,9 +160,9 @@ class LineCounts:
     depth: int  # kept (main) loops around the instructions
     unroll: int  # product of those loops' unroll factors
     counts: Counter[str] = field(default_factory=Counter)
-    #: each kept loop's S4b copies, outermost first (1: no repeated body seen)
+    #: each kept loop's S8 copies, outermost first (1: no repeated body seen)
     copies: tuple[int, ...] = ()
-    #: the S6b branch-over regions the instructions lie in (ids in KernelSass.regions)
+    #: the S9 branch-over regions the instructions lie in (ids in KernelSass.regions)
     regions: tuple[int, ...] = ()
 
 
@@ -174,7 +174,7 @@ class KernelSass:
     groups: list[LineCounts]
     loops: list[Loop]
     dropped: int = 0  # instructions off the main path (remainder loops, slow paths)
-    #: S6b: region id -> locations of the kept loops' back-edge branches inside it
+    #: S9: region id -> locations of the kept loops' back-edge branches inside it
     regions: dict[int, list[tuple[tuple[str, int], ...]]] = field(default_factory=dict)
 
     def totals(self) -> Counter[str]:
@@ -233,7 +233,7 @@ def find_loops(function: SassFunction) -> list[Loop]:
 
 
 def _copies(insts: list[Instruction], loop: tuple, raw: list[tuple]) -> int:
-    """Rule S4b: the gcd of the counts, by opcode, of the work instructions directly in
+    """Rule S8: the gcd of the counts, by opcode, of the work instructions directly in
     `loop` (not in loops nested in it): a body unrolled u times repeats each u times."""
     inner = [r for r in raw if loop[0] <= r[0] and r[1] <= loop[1] and r[:2] != loop[:2]]
     found: Counter[str] = Counter(
@@ -299,7 +299,7 @@ def classify_kernel(function: SassFunction) -> KernelSass:
 def branched_over(
     function: SassFunction, loops: list[Loop]
 ) -> list[tuple[int, int, list[tuple[tuple[str, int], ...]]]]:
-    """Rule S6b: (branch, target, back-edge locations of the kept loops inside) of every
+    """Rule S9: (branch, target, back-edge locations of the kept loops inside) of every
     conditional forward branch that jumps over at least one kept loop. Whether such a
     region is a slow path depends on the source (`sasscount`): it is when none of its
     loops is a source loop (the range reduction of sinf/cosf for huge arguments)."""

@@ -286,6 +286,7 @@ def train(
     """CV (scores, reliability, the calibration map from out-of-fold gaps), then the fit on
     every row, then the fitted model's textbook agreement. Without CV the confidence map
     comes from in-sample gaps (optimistic; for quick experiments only)."""
+    cv: dict | None
     if run_cv:
         cv = cross_validate(data, gpu, settings, seed)
         gaps, right = cv["_gaps"], cv["_right"]
@@ -305,7 +306,7 @@ def train(
     model = export(models, settings, trained_on, cv, calibration)
     if textbook:
         from roofcast.predictors.learned import LearnedPredictor
-        from roofcast.predictors.textbook_check import textbook_agreement
+        from roofcast.training.textbook_check import textbook_agreement
 
         model["textbook"] = textbook_agreement(LearnedPredictor(model))
     return model

@@ -1,0 +1,401 @@
+"""Launch-level DRAM traffic: 32-byte sectors, per-array footprints over the grid, and L2.
+
+The per-thread count charges every thread's first touch of an element to DRAM. A launch
+moves far less: neighbouring threads share sectors, threads running at the same time share
+elements (a stencil's halo, a GEMM's rows and columns), and while the data fits in L2 a
+second touch is a hit. Nsight Compute flushes the caches before each replayed kernel, so
+the compulsory footprint is the floor. Rules T1-T7 in docs/counting.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import sympy
+from roofcast.features.numeric import NotNumeric, evaluate
+
+SECTOR = 32  # bytes: the unit DRAM and L2 move (rule T1)
+WARP = 32
+#: bytes every launch reads besides its arrays: code, kernel parameters, constant banks
+#: (rule T7; the median of Nsight Compute's DRAM bytes for dev kernels that touch almost
+#: nothing, chosen on dev.csv only)
+LAUNCH_OVERHEAD = 4096
+
+
+@dataclass(frozen=True)
+class Access:
+    """One distinct global access of a thread (or OpenMP iteration), as the counter met it."""
+
+    array: str
+    #: element offset over the dims' symbols and parameters; None when data-dependent
+    index: sympy.Expr | None
+    unit: int  # bytes per index step (the element, or the struct a member belongs to)
+    width: int | sympy.Expr  # bytes read or written at each place (a copy's may be symbolic)
+    store: bool
+    repeats: sympy.Expr  # how often one thread makes it: its enclosing loops' trip product
+    line: int
+    #: an unknown index read from memory (`x[col[j]]`); else unknown because it moves with a
+    #: loop the dims do not describe (rule T6)
+    indirect: bool = True
+
+
+@dataclass(frozen=True)
+class Dim:
+    """A variable the index ranges over: 0 .. extent-1."""
+
+    symbol: sympy.Symbol
+    extent: sympy.Expr
+    role: str  # "lane": fastest thread axis; "thread"; "block"; "loop"
+
+
+@dataclass
+class ArrayTraffic:
+    """What one array moves over the launch."""
+
+    array: str
+    requested: float = 0.0  # sector bytes the warps ask for (T1)
+    load_footprint: float = 0.0  # distinct sector bytes read (T2)
+    store_footprint: float = 0.0
+    wave_footprint: float = 0.0  # what one wave of resident blocks touches (T4)
+    dram_load: float = 0.0
+    dram_store: float = 0.0
+    exact: bool = True  # every access's index was affine over known ranges
+    lines: set[int] = field(default_factory=set)
+
+    def to_json(self) -> dict:
+        return {
+            "array": self.array,
+            "requested_bytes": _round(self.requested),
+            "footprint_bytes": {
+                "load": _round(self.load_footprint),
+                "store": _round(self.store_footprint),
+            },
+            "dram_bytes": {"load": _round(self.dram_load), "store": _round(self.dram_store)},
+            "from_index": self.exact,
+            "lines": sorted(self.lines),
+        }
+
+
+@dataclass
+class LaunchTraffic:
+    """The launch's DRAM bytes and how they were decided."""
+
+    load: float
+    store: float
+    arrays: list[ArrayTraffic]
+    working_set: float
+    l2_bytes: float
+    waves: int
+    decision: str  # "fits L2" | "wave fits L2" | "spills L2" (T3-T5)
+
+    @property
+    def total(self) -> float:
+        return self.load + self.store
+
+    def to_json(self) -> dict:
+        return {
+            "model": "launch",
+            "load": _round(self.load),
+            "store": _round(self.store),
+            "working_set_bytes": _round(self.working_set),
+            "l2_bytes": _round(self.l2_bytes),
+            "waves": self.waves,
+            "l2_decision": self.decision,
+            "arrays": [a.to_json() for a in self.arrays],
+        }
+
+
+def _round(value: float) -> float:
+    return int(value) if float(value).is_integer() and abs(value) < 2**53 else round(value, 1)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What the model needs of a GPU."""
+
+    l2_bytes: float
+    sms: int
+    threads_per_sm: int
+    blocks_per_sm: int
+
+
+#: resident threads and blocks per SM by compute capability (CUDA C Programming Guide,
+#: "Technical Specifications per Compute Capability"); occupancy limits from registers and
+#: shared memory are not known statically, so residency is an upper bound (rule T4)
+_RESIDENCY = {
+    "7.0": (2048, 32),
+    "7.5": (1024, 16),
+    "8.0": (2048, 32),
+    "8.6": (1536, 16),
+    "8.7": (2048, 32),
+    "8.9": (1536, 24),
+    "9.0": (2048, 32),
+}
+
+
+def machine_of(gpu) -> Machine:
+    threads, blocks = _RESIDENCY.get(getattr(gpu, "compute_capability", ""), (2048, 32))
+    return Machine(float(gpu.l2_bytes), int(gpu.sms), threads, blocks)
+
+
+@dataclass
+class _Range:
+    """An access's index as numbers: constant + sum of coefficient x dim."""
+
+    low: float
+    high: float
+    span: float  # elements from the lowest to the highest place, inclusive
+    count: float  # places visited, counting repeats of one place
+    lane_step: float | None  # elements between neighbouring lanes (None: no lane dim)
+
+
+def _affine(
+    index: sympy.Expr,
+    extents: Mapping[sympy.Symbol, float],
+    values: Mapping[str, float],
+    lanes: frozenset[sympy.Symbol] = frozenset(),
+) -> _Range | None:
+    """The range of an index affine in the dims (after binding every other name), or None."""
+    bound = index.xreplace(
+        {
+            s: sympy.Integer(int(values[s.name]))
+            if float(values[s.name]).is_integer()
+            else sympy.Float(values[s.name])
+            for s in index.free_symbols
+            if s not in extents and s.name in values
+        }
+    )
+    if any(s not in extents for s in bound.free_symbols):
+        return None
+    terms = sympy.expand(bound).as_coefficients_dict()
+    constant = 0.0
+    coefficients: dict[sympy.Symbol, float] = {}
+    for term, coefficient in terms.items():
+        if term == 1:
+            constant += float(coefficient)
+        elif term in extents:
+            coefficients[term] = coefficients.get(term, 0.0) + float(coefficient)
+        elif isinstance(term, sympy.floor) and len(term.args) == 1:
+            inner = _affine_floor(term.args[0], extents)
+            if inner is None:
+                return None
+            for s, c in inner.items():
+                coefficients[s] = coefficients.get(s, 0.0) + float(coefficient) * c
+        else:
+            return None
+    low = high = constant
+    span = 1.0
+    count = 1.0
+    lane_step = None
+    for s, c in coefficients.items():
+        extent = max(1.0, extents[s])
+        if c == 0:
+            continue
+        reach = c * (extent - 1)
+        low, high = (low + min(0.0, reach)), (high + max(0.0, reach))
+        count *= extent
+        if s in lanes:
+            lane_step = abs(c)
+    span = high - low + 1
+    return _Range(low, high, span, count, lane_step)
+
+
+def _affine_floor(arg: sympy.Expr, extents) -> dict[sympy.Symbol, float] | None:
+    """floor(a/c) over the dims, read as a/c: its range, not its steps, is what counts."""
+    out: dict[sympy.Symbol, float] = {}
+    for term, coefficient in sympy.expand(arg).as_coefficients_dict().items():
+        if term == 1:
+            continue
+        if term not in extents:
+            return None
+        out[term] = float(coefficient)
+    return out
+
+
+def _number(expr: sympy.Expr, values: Mapping[str, float]) -> float | None:
+    try:
+        value = float(evaluate(expr, values))
+    except (NotNumeric, OverflowError, ZeroDivisionError, ValueError, TypeError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _sectors_per_lane(rng: _Range | None, unit: int, width: int) -> float:
+    """Sector bytes one lane's access costs its warp (rule T1): lanes a few bytes apart
+    share sectors; lanes a sector or more apart pay a sector each; no lane dim, one sector
+    for the whole warp."""
+    if rng is None:
+        return float(width)  # data-dependent: as the per-thread count
+    sector_width = SECTOR * math.ceil(width / SECTOR)
+    if rng.lane_step is None:
+        return sector_width / WARP
+    stride = rng.lane_step * unit
+    if stride <= width:
+        return float(width)
+    return float(min(stride, sector_width))
+
+
+def _footprint(rng: _Range, unit: int, width: int) -> float:
+    """Distinct sector bytes of one access over the dims' ranges (rule T2)."""
+    distinct = min(rng.span, rng.count)
+    gap = rng.span / distinct if distinct else 1.0
+    per_place = (
+        width if gap * unit <= width else min(gap * unit, SECTOR * math.ceil(width / SECTOR))
+    )
+    return distinct * max(per_place, width)
+
+
+def launch_traffic(
+    accesses: Sequence[Access],
+    dims: Sequence[Dim],
+    values: Mapping[str, float],
+    threads: float,
+    machine: Machine,
+    block_threads: float | None = None,
+    guessed: frozenset[str] = frozenset(),
+) -> LaunchTraffic | None:
+    """DRAM load and store bytes of the whole launch, or None when nothing is known."""
+    if not accesses or threads <= 0:
+        return None
+    extents: dict[sympy.Symbol, float] = {}
+    for dim in dims:
+        extent = _number(dim.extent, values)
+        if extent is None:
+            return None
+        extents[dim.symbol] = max(1.0, extent)
+    wave_extents, waves = _wave(dims, extents, threads, machine, block_threads)
+    lanes = frozenset(d.symbol for d in dims if d.role == "lane")
+    arrays: dict[str, ArrayTraffic] = {}
+    spans: dict[tuple[str, bool], list[tuple[float, float, int]]] = {}
+    sums: dict[tuple[str, bool], float] = {}
+    wave_sums: dict[str, float] = {}
+    for access in accesses:
+        traffic = arrays.setdefault(access.array, ArrayTraffic(access.array))
+        traffic.lines.add(access.line)
+        repeats = _number(access.repeats, values)
+        width = access.width if isinstance(access.width, int) else _number(access.width, values)
+        if repeats is None or width is None:
+            return None
+        width = max(1, math.ceil(width))
+        index = access.index
+        if index is not None and _uses_guesses(index, dims, guessed):
+            index = None  # T8: a place over sizes nobody gave: no reuse is assumed
+        rng = _affine(index, extents, values, lanes) if index is not None else None
+        requested = threads * repeats * _sectors_per_lane(rng, access.unit, width)
+        traffic.requested += requested
+        key = (access.array, access.store)
+        if rng is None:
+            # T6: a data-dependent place. Read through memory (a gather), one distinct place
+            # per thread, its repeats hits; moved by a loop (`for (j = start[r]; ...)`), a new
+            # place each time
+            traffic.exact = False
+            footprint = (
+                min(requested, threads * width)
+                if access.indirect and index is access.index
+                else requested
+            )
+            sums[key] = sums.get(key, 0.0) + footprint
+            wave_sums[access.array] = wave_sums.get(access.array, 0.0) + footprint / waves
+            continue
+        footprint = min(_footprint(rng, access.unit, width), requested)
+        sums[key] = sums.get(key, 0.0) + footprint
+        spans.setdefault(key, []).append((rng.low, rng.high, access.unit))
+        wave_rng = _affine(index, wave_extents, values, lanes) if waves > 1 else rng
+        wave_fp = _footprint(wave_rng, access.unit, width) if wave_rng else footprint
+        wave_sums[access.array] = wave_sums.get(access.array, 0.0) + min(wave_fp, footprint)
+    for (array, store), total in sums.items():
+        union = _union_bytes(spans.get((array, store), []))
+        footprint = min(total, union) if arrays[array].exact and union else total
+        if store:
+            arrays[array].store_footprint = footprint
+        else:
+            arrays[array].load_footprint = footprint
+    for array, traffic in arrays.items():
+        traffic.wave_footprint = min(
+            wave_sums.get(array, 0.0), traffic.load_footprint + traffic.store_footprint
+        )
+    working_set = sum(max(a.load_footprint, a.store_footprint) for a in arrays.values())
+    wave_set = sum(a.wave_footprint for a in arrays.values())
+    if working_set <= machine.l2_bytes:
+        decision = "fits L2"
+    elif wave_set <= machine.l2_bytes:
+        decision = "wave fits L2"
+    else:
+        decision = "spills L2"
+    for traffic in arrays.values():
+        traffic.dram_load, traffic.dram_store = traffic.load_footprint, traffic.store_footprint
+        if decision == "spills L2" and traffic.requested > 0:
+            # T5: reuse between waves is lost, reuse inside a wave (threads in step) kept
+            moved = traffic.load_footprint + traffic.store_footprint
+            per_wave = min(traffic.requested, max(moved, waves * traffic.wave_footprint))
+            scale = per_wave / moved if moved else 1.0
+            traffic.dram_load *= scale
+            traffic.dram_store *= scale
+    return LaunchTraffic(
+        load=LAUNCH_OVERHEAD + sum(a.dram_load for a in arrays.values()),
+        store=sum(a.dram_store for a in arrays.values()),
+        arrays=sorted(arrays.values(), key=lambda a: -(a.dram_load + a.dram_store)),
+        working_set=working_set,
+        l2_bytes=machine.l2_bytes,
+        waves=waves,
+        decision=decision,
+    )
+
+
+def _uses_guesses(index: sympy.Expr, dims: Sequence[Dim], guessed: frozenset[str]) -> bool:
+    """Whether an index, or the range of a dim it moves over, rests on a default value."""
+    if not guessed:
+        return False
+    extents = {d.symbol: d.extent for d in dims}
+    for s in index.free_symbols:
+        if s.name in guessed:
+            return True
+        extent = extents.get(s)
+        if extent is not None and any(e.name in guessed for e in extent.free_symbols):
+            return True
+    return False
+
+
+def _union_bytes(ranges: list[tuple[float, float, int]]) -> float:
+    """Bytes covered by the union of element ranges (each in its own element size)."""
+    if not ranges:
+        return 0.0
+    intervals = sorted((low * unit, (high + 1) * unit) for low, high, unit in ranges)
+    total = 0.0
+    start, end = intervals[0]
+    for low, high in intervals[1:]:
+        if low > end:
+            total += end - start
+            start, end = low, high
+        else:
+            end = max(end, high)
+    return total + end - start
+
+
+def _wave(
+    dims: Sequence[Dim],
+    extents: dict[sympy.Symbol, float],
+    threads: float,
+    machine: Machine,
+    block_threads: float | None,
+) -> tuple[dict[sympy.Symbol, float], int]:
+    """The dims' extents over one wave of resident blocks, and the number of waves (T4).
+    Blocks start in linear order, x fastest, so a wave is a run of x, then of y rows."""
+    blocks = [d for d in dims if d.role == "block"]
+    if not blocks or not block_threads:
+        return dict(extents), 1
+    per_sm = min(machine.blocks_per_sm, max(1, int(machine.threads_per_sm // block_threads)))
+    resident = machine.sms * per_sm
+    grid = math.prod(extents[d.symbol] for d in blocks)
+    waves = max(1, math.ceil(grid / resident))
+    if waves == 1:
+        return dict(extents), 1
+    wave = dict(extents)
+    left = float(resident)
+    for dim in blocks:  # x, y, z order
+        full = extents[dim.symbol]
+        wave[dim.symbol] = max(1.0, min(full, left))
+        left = max(1.0, math.ceil(left / full))
+    return wave, waves
