@@ -205,6 +205,9 @@ class KernelCounter:
         self.accesses: list[Access] = []
         self.dims: list[Dim] = []
         self.index_mode = False  # `value` gives loop counters as symbols, not their means
+        # `explain`: counts by (source line, count name), on request (count_features(by_line))
+        self.line_tallies: dict[tuple[int, str], _Tally] | None = None
+        self.current_line = ir.line  # the statement being counted (an inlined call's site)
         self.placing: tuple[str, sympy.Expr | None, int, int, bool] | None = None  # `place`
         self.source_file = ir.file  # the file of the statements walked (an inlined callee's)
         self.frame_base = 0  # frames of the function being walked start here (compile mode)
@@ -249,6 +252,8 @@ class KernelCounter:
 
     def add(self, name: str, n: float = 1, key: tuple[int, ...] | None = None) -> None:
         self.tallies[name][self.key if key is None else key] += n
+        if self.line_tallies is not None:
+            self.line_tallies[(self.current_line, name)][self.key if key is None else key] += n
 
     def add_flops(self, precision: str, n: float = 1) -> None:
         if precision in ("hp", "sp", "dp"):
@@ -258,6 +263,8 @@ class KernelCounter:
         if precision not in ("hp", "sp", "dp"):
             precision = "sp"
         self.special[(kind, precision)][self.key] += 1
+        if self.line_tallies is not None:
+            self.line_tallies[(self.current_line, f"special:{kind}.{precision}")][self.key] += 1
 
     def total(self, tally: _Tally) -> sympy.Expr:
         """Sum over loop nests of count x the nest's trip counts (one sympy Add, not a chain)."""
@@ -1565,6 +1572,9 @@ class KernelCounter:
         if handler is _MISSING:
             handler = _STMT_HANDLERS[t] = getattr(KernelCounter, "_s_" + t, None)
         self.stmt_depth += 1
+        outer_line = self.current_line
+        if self.line_tallies is not None and not self.inline_depth:
+            self.current_line = node.start_point[0] + 1 + self.line_offset
         self.note_line(node)
         if handler is not None:
             handler(self, node)
@@ -1578,6 +1588,7 @@ class KernelCounter:
         else:
             self.expr(node)
         self.stmt_depth -= 1
+        self.current_line = outer_line
 
     def flat_statements(self, node: tree_sitter.Node) -> None:
         """Rule N2: a statement nested too deep to walk recursively, walked with a stack.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping
 from functools import cache, lru_cache
 from typing import cast
@@ -33,9 +34,14 @@ CUDA_DIMS = tuple(
 )
 
 
-def count_features(ir: KernelIR, defines: Mapping[str, str] | None = None) -> FeatureVector:
-    """Per-thread (CUDA) or per-iteration (OpenMP) counts of one kernel; see docs/counting.md."""
+def count_features(
+    ir: KernelIR, defines: Mapping[str, str] | None = None, by_line: bool = False
+) -> FeatureVector:
+    """Per-thread (CUDA) or per-iteration (OpenMP) counts of one kernel; see docs/counting.md.
+    `by_line`: also each source line's counts (`fv.by_line`, for `explain`)."""
     counter = KernelCounter(ir, defines or {})
+    if by_line:
+        counter.line_tallies = defaultdict(lambda: defaultdict(float))
     counter.fv.footprint = host_expression(ir.footprint)
     for name, text in ir.host_bindings.items():
         value = host_expression(text)
@@ -261,6 +267,12 @@ def _finish(counter: KernelCounter) -> FeatureVector:
     fv.special = {k: counter.total(t) for k, t in counter.special.items()}
     fv.accesses = counter.accesses
     fv.dims = counter.dims
+    if counter.line_tallies is not None:
+        fv.by_line = {k: counter.total(t) for k, t in counter.line_tallies.items()}
+        nests: dict[int, set[str]] = defaultdict(set)
+        for (line, _), tally in counter.line_tallies.items():
+            nests[line] |= {str(counter.nest_trips(key)) for key in tally if key}
+        fv.line_nests = {line: sorted(found) for line, found in nests.items()}
     fv.loop_depth = counter.max_depth
     fv.distinct_arrays = len(counter.arrays)
     fv.reuse_accesses = sum(max(0, len(v) - 1) for v in counter.array_indices.values())

@@ -123,6 +123,8 @@ class ResolvedCounts:
     dram: LaunchTraffic | None = None
     #: which bytes the intensities divide by: "launch" (dram / threads) or "per-thread"
     traffic: str = "per-thread"
+    #: every name's value as the counts used it (bindings, launch, defaults): `explain`
+    bindings: dict[str, float] = field(default_factory=dict)
 
     @property
     def dram_bytes_per_thread(self) -> float:
@@ -318,6 +320,7 @@ def resolve_counts(
         clamped=clamped,
         dram=dram,
         traffic=traffic if dram is not None else "per-thread",
+        bindings=dict(everything),
     )
 
 

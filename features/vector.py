@@ -108,6 +108,10 @@ class FeatureVector:
     #: index over `dims` (thread/block positions, loop counters, work-shared iterations)
     accesses: list = field(default_factory=list)
     dims: list = field(default_factory=list)
+    #: `explain` only: (source line, count name) -> its per-thread count, and the trip
+    #: counts of the loop nests each line's counts run in
+    by_line: dict[tuple[int, str], sympy.Expr] = field(default_factory=dict)
+    line_nests: dict[int, list[str]] = field(default_factory=dict)
     #: (file, line) -> trip counts of the loops around it in its function (compile mode, S3)
     line_loops: dict[tuple[str, int], tuple[sympy.Expr, ...]] = field(default_factory=dict)
     #: compile mode: "sass" or "source" (what FLOPs and int ops were counted from) and why

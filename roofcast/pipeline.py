@@ -91,6 +91,7 @@ def analyze_paths(
     include_dirs: Sequence[Path] = (),
     database: CompileDatabase | None = None,
     traffic: str = "launch",
+    by_line: bool = False,
     compiler: Compiler | None = None,
 ) -> AnalysisReport:
     """The whole `analyze` job on files or folders.
@@ -122,6 +123,7 @@ def analyze_paths(
             undefines,
             database,
             traffic,
+            by_line,
             compiler,
         )
         workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
@@ -165,6 +167,7 @@ class _GroupJob:
     undefines: frozenset[str] = frozenset()
     database: CompileDatabase | None = None
     traffic: str = "launch"  # which DRAM bytes the intensities use (features/traffic.py)
+    by_line: bool = False  # each source line's counts too (`explain`)
     compiler: Compiler | None = None  # --compile: FLOPs and int ops from SASS
 
     def __call__(self, files: list[Path]) -> _Outcome:
@@ -176,7 +179,7 @@ class _GroupJob:
         for ir in kernels:
             bound = {**ir.build_defines, **self.defines}  # the compile command's -D, under ours
             try:
-                features = count_features(ir, bound)
+                features = count_features(ir, bound, by_line=self.by_line)
                 if self.compiler is not None:
                     _recount(ir, features, self.compiler, bound)
                 resolved = resolve_counts(features, bound, self.context, self.gpu, self.traffic)
@@ -241,9 +244,7 @@ class _GroupJob:
                     problems.append(FileProblem(result.ir.file, message))
 
 
-def _recount(
-    ir: KernelIR, features, compiler: Compiler, bound: Mapping[str, str]
-) -> None:
+def _recount(ir: KernelIR, features, compiler: Compiler, bound: Mapping[str, str]) -> None:
     from roofcast.features.sasscount import recount
 
     recount(ir, features, compiler, bound)

@@ -7,6 +7,7 @@ import typer
 from roofcast.cli import (
     analyze_cmd,
     evaluate_cmd,
+    explain_cmd,
     gpus_cmd,
     llm_cmd,
     profile_cmd,
@@ -28,7 +29,16 @@ def _root(version: VersionOpt = False) -> None:
     """roofcast: static roofline verdicts for CUDA and OpenMP-offload kernels."""
 
 
-for _module in (analyze_cmd, gpus_cmd, evaluate_cmd, train_cmd, llm_cmd, workflow_cmd, profile_cmd):
+for _module in (
+    analyze_cmd,
+    explain_cmd,
+    gpus_cmd,
+    evaluate_cmd,
+    train_cmd,
+    llm_cmd,
+    workflow_cmd,
+    profile_cmd,
+):
     _module.register(app)
 
 #: The `analyze` console script: a one-command app, so its usage line reads

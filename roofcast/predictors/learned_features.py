@@ -68,7 +68,18 @@ FEATURE_NAMES: tuple[str, ...] = (
     "int_per_access",
     "atomics_per_access",
     "log_special_dp",
+    # the launch traffic model (features/traffic.py); the intensities above use its bytes,
+    # these give the per-thread ones beside them and how sure the model was
+    "log_dram_launch",
+    "l2_decision",
+    "log_waves",
+    "affine_share",
+    "log_pt_ai_sp",
+    "log_pt_ai_dp",
+    "log_pt_ai_int",
 )
+
+_DECISIONS = {"fits L2": 0.0, "wave fits L2": 1.0, "spills L2": 2.0}
 
 
 def _log(x: float) -> float:
@@ -98,6 +109,26 @@ def dram_bytes_estimate(
 ) -> float:
     """Bytes per thread that reach DRAM: shared elements are fetched once for many threads."""
     return private + partial / partial_share + broadcast / broadcast_share
+
+
+def _traffic_features(r) -> dict[str, float]:
+    """What the launch traffic model decided, and the per-thread intensities beside it."""
+    dram = r.dram
+    moved = dram.total if dram is not None else 0.0
+    from_index = sum(a.dram_load + a.dram_store for a in dram.arrays if a.exact) if dram else 0.0
+    per_thread = {
+        c: (r.flops[c] / r.bytes if r.bytes > 0 else (1e3 if r.flops[c] else 0.0))
+        for c in ("sp", "dp", "int")
+    }
+    return {
+        "log_dram_launch": _log(moved),
+        "l2_decision": _DECISIONS.get(dram.decision, -1.0) if dram is not None else -1.0,
+        "log_waves": _log(dram.waves) if dram is not None else 0.0,
+        "affine_share": from_index / moved if moved else 0.0,
+        "log_pt_ai_sp": _log_ai(per_thread["sp"]),
+        "log_pt_ai_dp": _log_ai(per_thread["dp"]),
+        "log_pt_ai_int": _log_ai(per_thread["int"]),
+    }
 
 
 def kernel_features(result: KernelResult, gpu: GPU, context: LaunchContext | None) -> list[float]:
@@ -188,5 +219,6 @@ def kernel_features(result: KernelResult, gpu: GPU, context: LaunchContext | Non
         "log_ai_sp_fp": _log_ai(r.flops["sp"] * threads / footprint) if footprint else -4.0,
         "log_ai_dp_fp": _log_ai(r.flops["dp"] * threads / footprint) if footprint else -4.0,
         "log_ai_int_fp": _log_ai(r.flops["int"] * threads / footprint) if footprint else -4.0,
+        **_traffic_features(r),
     }
     return [float(values[name]) for name in FEATURE_NAMES]

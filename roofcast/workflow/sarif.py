@@ -69,6 +69,31 @@ def _notification(problem: Mapping, base_dir: Path | str) -> dict:
     return out
 
 
+def _dominant_lines(kernel: Mapping, file: str, top: int = 3) -> list[dict]:
+    """The lines whose arrays move the most DRAM bytes in the launch traffic model, most
+    first, each with what it moves (SARIF relatedLocations)."""
+    dram = kernel.get("dram_bytes") or {}
+    out: list[dict] = []
+    seen: set[int] = set()
+    for array in dram.get("arrays") or []:  # sorted by DRAM bytes, most first
+        moved = sum((array.get("dram_bytes") or {}).values())
+        for line in array.get("lines") or []:
+            if not line or line in seen or len(out) >= top:
+                continue
+            seen.add(line)
+            out.append(
+                {
+                    "id": len(out),
+                    "message": {"text": f"{array['array']}: {moved:.4g} DRAM bytes per launch"},
+                    "physicalLocation": {
+                        "artifactLocation": _artifact(file),
+                        "region": {"startLine": int(line)},
+                    },
+                }
+            )
+    return out
+
+
 def fingerprint(key: str, gpu_key: str) -> str:
     """Stable across line moves and re-runs: hash of `relpath::name` and the GPU."""
     return hashlib.sha256(f"{key}|{gpu_key}".encode()).hexdigest()[:32]
@@ -109,6 +134,7 @@ def report_to_sarif(report: Mapping, base_dir: Path | str) -> dict:
                         "logicalLocations": [{"name": view.name, "kind": "function"}],
                     }
                 ],
+                "relatedLocations": _dominant_lines(view.raw, view.file),
                 "partialFingerprints": {FINGERPRINT_KEY: fingerprint(view.key, gpu_key)},
                 "properties": {
                     "gpu": gpu_key,
