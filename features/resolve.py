@@ -125,6 +125,8 @@ class ResolvedCounts:
     traffic: str = "per-thread"
     #: every name's value as the counts used it (bindings, launch, defaults): `explain`
     bindings: dict[str, float] = field(default_factory=dict)
+    #: what resolution added, said once per kernel (rule U4)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def dram_bytes_per_thread(self) -> float:
@@ -289,6 +291,7 @@ def resolve_counts(
     symbolic = {k: e for k, e in partial.items() if e.free_symbols and k in _SHOWN_SYMBOLIC}
     numbers = {k: _evaluated(e, everything, k, clamped) for k, e in exprs.items()}
     special = {k.split(":", 1)[1]: v for k, v in numbers.items() if k.startswith("special:")}
+    notes = _openmp_runtime(fv, context, numbers)
     dram = (
         _launch_traffic(fv, everything, numbers["threads"], gpu, set(defaults))
         if gpu is not None
@@ -321,7 +324,29 @@ def resolve_counts(
         dram=dram,
         traffic=traffic if dram is not None else "per-thread",
         bindings=dict(everything),
+        notes=notes,
     )
+
+
+#: integer instructions the OpenMP offload runtime runs per launched device thread (entry,
+#: worksharing-loop setup and teardown): rule U4, chosen on dev.csv by family-grouped CV
+OPENMP_RUNTIME_INT_OPS = 40
+
+
+def _openmp_runtime(fv: FeatureVector, context, numbers: dict[str, float]) -> list[str]:
+    """Rule U4: an OpenMP region's launched threads (the launch geometry, where known) each
+    run the runtime's own integer work; spread over the region's units of work."""
+    if fv.work_items is None or context is None or not context.block or not context.grid:
+        return []
+    launched = math.prod(context.block) * math.prod(context.grid)
+    units = numbers["threads"]
+    if launched <= 0 or units <= 0:
+        return []
+    numbers["flops_int"] += OPENMP_RUNTIME_INT_OPS * launched / units
+    return [
+        f"[U4] OpenMP runtime: {OPENMP_RUNTIME_INT_OPS} int ops per launched thread "
+        f"({launched:g} threads over {units:g} units of work)"
+    ]
 
 
 def _launch_traffic(

@@ -102,7 +102,7 @@ class KernelResult:
             "undefined_macros": list(self.ir.undefined_macros),
             # approximate counts (docs/counting.md N2-N4, B1), then clamped ones
             "warnings": [*self.features.warnings, *r.warnings()],
-            "notes": list(self.features.notes),
+            "notes": [*self.features.notes, *r.notes],
         }
         if self.ir.compile_unit is not None:
             out["compile_command"] = dict(self.ir.compile_unit)

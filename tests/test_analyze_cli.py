@@ -132,13 +132,11 @@ def test_json_resolved_counts_are_hand_counted_numbers(report):
     )
     assert k["dp_poly"]["flops_per_thread"] == {"sp": 0, "dp": 5, "hp": 0, "int": 0}
     assert k["dp_poly"]["bytes_per_thread"] == {"load": 8, "store": 8}
-    # x[threadIdx.x]: every block of the (default, 1024-block) launch reads the same 256
-    # elements, so DRAM sees them once and the launch's DP AI is far above the balance point
-    assert k["dp_poly"]["bound"] == "compute" and "DP" in k["dp_poly"]["reason"]
-    assert k["dp_poly"]["dram_bytes"]["arrays"][0]["footprint_bytes"] in (
-        {"load": 256 * 8, "store": 0},
-        {"load": 0, "store": 256 * 8},
-    )
+    # x[threadIdx.x] on a launch nobody gave (the default 1024 blocks of 256): with the launch
+    # a guess, so is the reuse between blocks; none is assumed (T8), and DP AI 5/16 is far
+    # below any datacenter GPU's DP balance point
+    assert k["dp_poly"]["bound"] == "bandwidth" and "DP" in k["dp_poly"]["reason"]
+    assert not any(a["from_index"] for a in k["dp_poly"]["dram_bytes"]["arrays"])
     omp = k["scale"]
     assert omp["language"] == "openmp" and Path(omp["file"]).name == "omp_scale.cpp"
     assert omp["line"] == 5

@@ -313,10 +313,10 @@ def failing(tmp_path: Path, monkeypatch) -> Path:
         (tmp_path / name).write_text(GOOD.replace("void k", f"void {name[:-3]}_kernel"))
     count, discover_files = pipeline.count_features, pipeline.discover_files
 
-    def counting(ir, defines=None):
+    def counting(ir, defines=None, **options):
         if ir.file.endswith("crash.cu"):
             raise RecursionError("maximum recursion depth exceeded\nsecond line")
-        return count(ir, defines)
+        return count(ir, defines, **options)
 
     def discovering(files, *args, **kwargs):
         if any(f.name == "broken.cu" for f in files):

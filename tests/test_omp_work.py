@@ -152,3 +152,22 @@ def test_shape_reads_a_teams_construct_nested_in_a_plain_target():
         ["#pragma omp teams num_teams(G) thread_limit(B)", "#pragma omp parallel"],
     )
     assert (shape.teams, shape.parallel, shape.num_teams, shape.threads) == (True, True, "G", "B")
+
+
+@pytest.mark.rule("U4")
+def test_the_openmp_runtime_adds_its_integer_work_per_launched_thread(tmp_path):
+    source = """
+        void saxpy(int n, float a, const float *x, float *y) {
+          #pragma omp target teams distribute parallel for map(to: x[0:n]) map(tofrom: y[0:n])
+          for (int i = 0; i < n; i++) y[i] = a * x[i] + y[i];
+        }
+    """
+    bare = analyze(tmp_path, source)["saxpy"]
+    launched = analyze(tmp_path, source, block=(128, 1, 1), grid=(80, 1, 1))["saxpy"]
+    assert bare.resolved.notes == []  # no launch geometry: nothing is guessed
+    units = launched.resolved.threads  # n = 1024 (the default) iterations
+    assert units == 1024
+    added = launched.resolved.flops["int"] - bare.resolved.flops["int"]
+    assert added == pytest.approx(40 * 128 * 80 / 1024)  # 40 per launched thread, per unit
+    assert launched.to_json()["notes"][-1].startswith("[U4] OpenMP runtime: 40 int ops")
+    assert launched.resolved.flops["sp"] == bare.resolved.flops["sp"]
