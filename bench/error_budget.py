@@ -12,7 +12,11 @@ The AI error of a class is the FLOP (op) error minus the byte error: log10 of
 ((ops + 1) / (bytes + 1)) predicted over the same measured, the +1 of the count errors.
 
     python bench/error_budget.py MANIFEST SOURCES [--gpu rtx3080] [--json]
-        [--compile-commands compile_commands.json]
+        [--compile-commands compile_commands.json] [--compile [--jobs N] [--compiled-only]]
+
+With --compile, CUDA kernels' FLOPs and int ops come from their SASS (docs/counting.md S0-S9);
+the JSON gains `compiled_share` and the issue's targets over CUDA rows: int ops within 2x,
+non-zero SP FLOPs within 10%; --compiled-only keeps the rows counted from SASS.
 """
 
 from __future__ import annotations
@@ -90,6 +94,39 @@ def oracle(outcomes: Sequence[RowOutcome], gpu) -> dict[str, dict[str, float | N
     return out
 
 
+def _from_sass(outcome: RowOutcome) -> bool:
+    result = outcome.result
+    return result is not None and result.features.counted_from == "sass"
+
+
+def compiled_share(outcomes: Sequence[RowOutcome]) -> float:
+    """Matched rows with counts that were counted from SASS, as a fraction of those rows."""
+    counted = [o for o in outcomes if o.matched and o.result is not None]
+    return round(sum(map(_from_sass, counted)) / len(counted), 4) if counted else 0.0
+
+
+def targets(outcomes: Sequence[RowOutcome]) -> dict[str, dict[str, float | int]]:
+    """The issue's count targets over CUDA rows: int ops within 2x; non-zero measured SP
+    FLOPs within 10%."""
+    ints: list[bool] = []
+    sps: list[bool] = []
+    for outcome in outcomes:
+        if outcome.row.language != "CUDA":
+            continue
+        for pair in count_pairs(outcome):
+            if pair.column == "int_ops":
+                ints.append(abs(signed_log10_error(pair.predicted, pair.measured)) <= 0.30103)
+            if pair.column == "sp_flops" and pair.measured > 0:
+                sps.append(abs(pair.predicted - pair.measured) <= 0.1 * pair.measured)
+    return {
+        "int_within_2x": {"n": len(ints), "share": round(sum(ints) / len(ints), 4) if ints else 0},
+        "sp_nonzero_within_10pct": {
+            "n": len(sps),
+            "share": round(sum(sps) / len(sps), 4) if sps else 0,
+        },
+    }
+
+
 def _print(budget_: dict, oracle_: dict, rows: int, matched: int) -> None:
     console = Console(emoji=False, highlight=False)
     table = Table(
@@ -147,6 +184,11 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="compile_commands.json (or its folder): each file with its build's flags",
     )
+    parser.add_argument("--compile", action="store_true", help="count CUDA kernels from SASS")
+    parser.add_argument("--jobs", type=int, default=1, help="files compiled at once")
+    parser.add_argument(
+        "--compiled-only", action="store_true", help="only rows counted from SASS (--compile)"
+    )
     args = parser.parse_args(argv)
     from roofcast.gpu_specs import load_gpu
 
@@ -167,16 +209,27 @@ def main(argv: list[str] | None = None) -> int:
         except CompileDatabaseError as exc:
             print(f"error_budget: {exc}", file=sys.stderr)
             return 2
-    outcomes = analyze_rows(rows, args.sources, gpu, RooflinePredictor(), build=build)
+    compiler = None
+    if args.compile:
+        from roofcast.analyzer.compile import Compiler, sm_arch
+
+        database = build.database if build is not None else None
+        compiler = Compiler(sm_arch(gpu.compute_capability), database, jobs=max(1, args.jobs))
+    outcomes = analyze_rows(
+        rows, args.sources, gpu, RooflinePredictor(), build=build, compiler=compiler
+    )
+    share = compiled_share(outcomes) if compiler is not None else None
+    if args.compiled_only:
+        outcomes = [o for o in outcomes if _from_sass(o)]
     budget_, oracle_ = budget(outcomes), oracle(outcomes, gpu)
     matched = sum(o.matched for o in outcomes)
     if args.json:
-        print(
-            json.dumps(
-                {"rows": len(rows), "matched": matched, "budget": budget_, "oracle": oracle_},
-                indent=1,
-            )
-        )
+        out = {"rows": len(rows), "matched": matched, "budget": budget_, "oracle": oracle_}
+        out["targets"] = targets(outcomes)
+        if share is not None:
+            out["compiled_share"] = share
+            out["targets_compiled_rows"] = targets([o for o in outcomes if _from_sass(o)])
+        print(json.dumps(out, indent=1))
     else:
         _print(budget_, oracle_, len(rows), matched)
     return 0

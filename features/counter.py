@@ -209,6 +209,8 @@ class KernelCounter:
         self.line_tallies: dict[tuple[int, str], _Tally] | None = None
         self.current_line = ir.line  # the statement being counted (an inlined call's site)
         self.placing: tuple[str, sympy.Expr | None, int, int, bool] | None = None  # `place`
+        self.source_file = ir.file  # the file of the statements walked (an inlined callee's)
+        self.frame_base = 0  # frames of the function being walked start here (compile mode)
 
     # ---------------------------------------------------------------- limits
     def spend(self, amount: int = 1) -> None:
@@ -1449,9 +1451,12 @@ class KernelCounter:
         saved_scopes = self.scopes
         self.scopes = [*self.scopes[:1], {**members, **scope}]
         self.member_stack.append(members)
+        outer = self.source_file, self.frame_base
+        self.source_file, self.frame_base = str(callee.file), len(self.frames)
         try:
             self.stmt(body)
         finally:
+            self.source_file, self.frame_base = outer
             self.member_stack.pop()
             self.scopes = saved_scopes
             self.inline_depth -= 1
@@ -1570,6 +1575,7 @@ class KernelCounter:
         outer_line = self.current_line
         if self.line_tallies is not None and not self.inline_depth:
             self.current_line = node.start_point[0] + 1 + self.line_offset
+        self.note_line(node)
         if handler is not None:
             handler(self, node)
         elif node.type == "ERROR":
@@ -1953,10 +1959,17 @@ class KernelCounter:
         frame = Frame(id=len(self.trips), trip=trip, assigned=self.assigned_in(node))
         self.trips[frame.id] = trip
         self.frames.append(frame)
+        self.note_line(node)  # a loop's own line (its test and update) runs once per trip
         self._key = None
         self.fv.loops += 1
         self.max_depth = max(self.max_depth, len(self.frames))
         return frame
+
+    def note_line(self, node: tree_sitter.Node) -> None:
+        """Compile mode: the trip counts of the loops around a source line, within its own
+        function (docs/counting.md S3); the innermost statement of a line is noted last."""
+        where = (self.source_file, node.start_point[0] + 1 + self.line_offset)
+        self.fv.line_loops[where] = tuple(f.trip for f in self.frames[self.frame_base :])
 
     def pop_frame(self, frame: Frame) -> None:
         self.frames.remove(frame)

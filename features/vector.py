@@ -112,6 +112,11 @@ class FeatureVector:
     #: counts of the loop nests each line's counts run in
     by_line: dict[tuple[int, str], sympy.Expr] = field(default_factory=dict)
     line_nests: dict[int, list[str]] = field(default_factory=dict)
+    #: (file, line) -> trip counts of the loops around it in its function (compile mode, S3)
+    line_loops: dict[tuple[str, int], tuple[sympy.Expr, ...]] = field(default_factory=dict)
+    #: compile mode: "sass" or "source" (what FLOPs and int ops were counted from) and why
+    counted_from: str = ""
+    counted_why: str = ""
     #: why the counts are approximate (nesting or work limits, docs/counting.md N2-N4, B1)
     warnings: list[str] = field(default_factory=list)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roofcast.analyzer.compdb import CompileDatabase
 from roofcast.analyzer.discover import discover_files, roots_of, unlistable_folder
@@ -23,6 +24,9 @@ from roofcast.predictors.base import Predictor
 from roofcast.results import AnalysisReport, KernelResult, LaunchContext
 from roofcast.scheduler import available_cpus, run_parallel, young_collections_only
 
+if TYPE_CHECKING:
+    from roofcast.analyzer.compile import Compiler
+
 
 def analyze_kernels(
     kernels: Iterable[KernelIR],
@@ -31,9 +35,10 @@ def analyze_kernels(
     predictor: Predictor | None = None,
     context: LaunchContext | None = None,
     traffic: str = "launch",
+    compiler: Compiler | None = None,
 ) -> list[KernelResult]:
     """Count, resolve and predict for kernels already discovered."""
-    results = count_kernels(kernels, defines, context, gpu, traffic)
+    results = count_kernels(kernels, defines, context, gpu, traffic, compiler)
     predict_verdicts(results, gpu, predictor or default_predictor(), context)
     return results
 
@@ -44,13 +49,17 @@ def count_kernels(
     context: LaunchContext | None = None,
     gpu: GPU | None = None,
     traffic: str = "launch",
+    compiler: Compiler | None = None,
 ) -> list[KernelResult]:
     """Count and resolve, without verdicts (`predict_verdicts` gives them). A kernel's
-    compile command's -D (`build_defines`) are bound too, under `defines`."""
+    compile command's -D (`build_defines`) are bound too, under `defines`. With a
+    `compiler` (--compile), FLOPs and int ops come from the kernel's SASS where it has some."""
     results = []
     for ir in kernels:
         bound = {**ir.build_defines, **(defines or {})}
         features = count_features(ir, bound)
+        if compiler is not None:
+            _recount(ir, features, compiler, bound)
         resolved = resolve_counts(features, bound, context, gpu, traffic)
         results.append(KernelResult(ir=ir, features=features, resolved=resolved))
     return results
@@ -83,6 +92,7 @@ def analyze_paths(
     database: CompileDatabase | None = None,
     traffic: str = "launch",
     by_line: bool = False,
+    compiler: Compiler | None = None,
 ) -> AnalysisReport:
     """The whole `analyze` job on files or folders.
 
@@ -114,6 +124,7 @@ def analyze_paths(
             database,
             traffic,
             by_line,
+            compiler,
         )
         workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
         if workers > 1:
@@ -157,6 +168,7 @@ class _GroupJob:
     database: CompileDatabase | None = None
     traffic: str = "launch"  # which DRAM bytes the intensities use (features/traffic.py)
     by_line: bool = False  # each source line's counts too (`explain`)
+    compiler: Compiler | None = None  # --compile: FLOPs and int ops from SASS
 
     def __call__(self, files: list[Path]) -> _Outcome:
         """The group's results, without verdicts: `judge` gives those for many groups at once.
@@ -168,6 +180,8 @@ class _GroupJob:
             bound = {**ir.build_defines, **self.defines}  # the compile command's -D, under ours
             try:
                 features = count_features(ir, bound, by_line=self.by_line)
+                if self.compiler is not None:
+                    _recount(ir, features, self.compiler, bound)
                 resolved = resolve_counts(features, bound, self.context, self.gpu, self.traffic)
             except Exception as exc:  # noqa: BLE001 - reported, see above
                 problems.append(FileProblem(ir.file, f"{_kernel(ir)} not analysed: {_error(exc)}"))
@@ -228,6 +242,12 @@ class _GroupJob:
                     result.verdict = None
                     message = f"{_kernel(result.ir)}: no verdict: {_error(exc)}"
                     problems.append(FileProblem(result.ir.file, message))
+
+
+def _recount(ir: KernelIR, features, compiler: Compiler, bound: Mapping[str, str]) -> None:
+    from roofcast.features.sasscount import recount
+
+    recount(ir, features, compiler, bound)
 
 
 def _kernel(ir: KernelIR) -> str:

@@ -106,6 +106,9 @@ class KernelResult:
         }
         if self.ir.compile_unit is not None:
             out["compile_command"] = dict(self.ir.compile_unit)
+        if self.features.counted_from:  # --compile
+            out["counted_from"] = self.features.counted_from
+            out["counted_why"] = self.features.counted_why
         if self.extra_verdicts:
             out["verdicts"] = {k: v.to_json() for k, v in self.extra_verdicts.items()}
         return out

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 from roofcast.cli.errors import EXIT_RUNTIME, EXIT_USAGE, fail
 from roofcast.cli.options import (
     CompileCommandsOpt,
+    CompileOpt,
     IncludeOpt,
     Traffic,
     TrafficOpt,
@@ -57,6 +58,7 @@ def analyze(
     include_dir: IncludeOpt = None,
     compile_commands: CompileCommandsOpt = None,
     traffic: TrafficOpt = Traffic.launch,
+    compile_sass: CompileOpt = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     predictor: Annotated[
         str | None,
@@ -119,6 +121,9 @@ def analyze(
         chosen = get_predictor(predictor) if predictor else None
     except (ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    compiler = _compiler(
+        compile_sass, target, database, defines, undefines, include_dirs, jobs, verbose, paths
+    )
     try:
         with _GroupProgress() as progress:
             report = analyze_paths(
@@ -133,6 +138,7 @@ def analyze(
                 include_dirs=include_dirs,
                 database=database,
                 traffic=traffic.value,
+                compiler=compiler,
             )
     except SourceError as exc:
         fail(str(exc))
@@ -162,6 +168,28 @@ def analyze(
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if any(p.fatal for p in report.problems):
         raise typer.Exit(EXIT_USAGE)  # results were printed; the run still reports bad input
+
+
+def _compiler(enabled, target, database, defines, undefines, include_dirs, jobs, verbose, paths):
+    """--compile: the compiler, with the listed CUDA files compiled up front (in parallel)."""
+    from roofcast.analyzer import SourceError
+    from roofcast.analyzer.sources import expand_paths
+    from roofcast.cli.options import compile_files, compiler_or_none
+    from roofcast.scheduler import available_cpus
+
+    workers = jobs or available_cpus()
+    compiler = compiler_or_none(
+        enabled, target, database, defines, undefines, include_dirs, workers, verbose
+    )
+    if compiler is not None and not compiler.unavailable():
+        try:
+            files = expand_paths(paths)
+        except SourceError:
+            return compiler  # said by analyze_paths, with the usual exit
+        if database is not None:
+            compiler.database = database.relocate(files)
+        compile_files(compiler, files, workers)
+    return compiler
 
 
 def _warn_kernels(report) -> None:

@@ -15,6 +15,8 @@ from rich.console import Console
 from roofcast.cli.errors import EXIT_RUNTIME, fail
 from roofcast.cli.options import (
     CompileCommandsOpt,
+    CompileJobsOpt,
+    CompileOpt,
     IncludeOpt,
     LimitOpt,
     ManifestOpt,
@@ -147,6 +149,8 @@ def evaluate(
     include_dir: IncludeOpt = None,
     compile_commands: CompileCommandsOpt = None,
     traffic: TrafficOpt = Traffic.launch,
+    compile_sass: CompileOpt = False,
+    jobs: CompileJobsOpt = 1,
     limit: LimitOpt = None,
     balanced: Annotated[
         bool,
@@ -204,6 +208,7 @@ def evaluate(
     except ManifestError as exc:
         fail(str(exc))
     from roofcast.cli.options import (
+        compiler_or_none,
         database_or_fail,
         database_warnings,
         defines_or_fail,
@@ -250,6 +255,9 @@ def evaluate(
     database_warnings(index.database, len(database.warnings) if database else 0)
     from roofcast.evaluation.runner import BuildFlags
 
+    compiler = compiler_or_none(
+        compile_sass, target_gpu, index.database, defines, undefines, include_dirs, jobs
+    )
     result = run_evaluation(
         rows,
         index,
@@ -257,11 +265,13 @@ def evaluate(
         chosen,
         progress=not quiet,
         kernel_timeout=kernel_timeout,
-        build=BuildFlags(traffic=traffic.value),
+        build=BuildFlags(traffic=traffic.value, compiler=compiler),
     )
     summary_traffic = traffic.value
     summary = result.to_json()
     summary["traffic"] = summary_traffic
+    if compiler is not None:
+        summary.update(compile_summary(result.outcomes))
     if index.database is not None:
         summary["compile_commands"] = index.database.to_json()
     if balanced:
@@ -281,6 +291,25 @@ def evaluate(
     else:
         with writing(output), output.open("w", encoding="utf-8") as handle:
             _print_table(summary, Console(file=handle, width=160, emoji=False, highlight=False))
+
+
+def compile_summary(outcomes: Sequence) -> dict:
+    """--compile: `compiled_share` (matched rows counted from SASS / matched rows with
+    counts) and why the others were counted from source, tallied."""
+    from collections import Counter
+
+    counted = [o.result.features for o in outcomes if o.matched and o.result is not None]
+    sass = sum(1 for f in counted if f.counted_from == "sass")
+    reasons = Counter(_reason_kind(f.counted_why) for f in counted if f.counted_from != "sass")
+    return {
+        "compiled_share": round(sass / len(counted), 4) if counted else 0.0,
+        "compile_fallbacks": dict(reasons.most_common()),
+    }
+
+
+def _reason_kind(why: str) -> str:
+    """A fallback reason without its file-specific tail, for tallying."""
+    return re.sub(r"\S+\.(cu|cuh|h|hpp)\b", "FILE", why)[:120]
 
 
 def _no_option_as_output(output: Path | None) -> None:

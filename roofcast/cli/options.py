@@ -206,3 +206,67 @@ def database_notes(kernels: list, database: CompileDatabase | None) -> None:
             unit = by_entry.get(ir.compile_unit["entry"])
             said = unit.describe() if unit is not None else f"entry {ir.compile_unit['entry']}"
         print(f"roofcast: note: {ir.file}: {said}", file=sys.stderr)
+
+
+# --compile: one definition for analyze, evaluate and train.
+CompileOpt = Annotated[
+    bool,
+    typer.Option(
+        "--compile",
+        help="CUDA: count FLOPs and int ops from the SASS nvcc emits for the GPU's "
+        "architecture (nvcc from CUDA_HOME or PATH, nvdisasm from the toolkit or the "
+        "`compile` extra); a kernel whose file does not compile is counted from source.",
+    ),
+]
+CompileJobsOpt = Annotated[
+    int, typer.Option("--jobs", "-j", min=1, help="Files compiled at once with --compile.")
+]
+
+
+def compiler_or_none(
+    enabled: bool,
+    gpu: GPU,
+    database: CompileDatabase | None,
+    defines: dict[str, str] | None = None,
+    undefines: frozenset[str] = frozenset(),
+    include_dirs: list[Path] | None = None,
+    jobs: int = 1,
+    verbose: bool = False,
+):
+    """--compile: the Compiler (analyzer.compile) for the GPU; if nothing can be compiled
+    (no nvcc or nvdisasm, an AMD GPU), one warning line and every kernel counted from source."""
+    if not enabled:
+        return None
+    from roofcast.analyzer.compile import Compiler, sm_arch
+
+    compiler = Compiler(
+        sm_arch(gpu.compute_capability),
+        database,
+        defines,
+        undefines,
+        include_dirs or [],
+        jobs=jobs,
+    )
+    why = compiler.unavailable()
+    if why:
+        print(f"roofcast: warning: --compile: {why}; counting from source", file=sys.stderr)
+    elif verbose:
+        shown = compiler.command(Path("<dir>/FILE.cu"), Path("OUT.cubin"))
+        more = " (plus each file's -D/-U/-I/-std from --compile-commands)" if database else ""
+        print(f"roofcast: note: --compile: {' '.join(shown)}{more}", file=sys.stderr)
+    return compiler
+
+
+def compile_files(compiler, files: list[Path], jobs: int, quiet: bool = False) -> None:
+    """Compile the CUDA files up front, `jobs` at a time, with a progress bar on a terminal."""
+    if compiler is None:
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True, disable=quiet or not console.is_terminal) as bar:
+        task = bar.add_task("compiling", total=None)
+        compiler.prepare(
+            files, jobs, lambda done, total: bar.update(task, completed=done, total=total)
+        )

@@ -13,6 +13,8 @@ from rich.table import Table
 from roofcast.cli.errors import fail
 from roofcast.cli.options import (
     CompileCommandsOpt,
+    CompileJobsOpt,
+    CompileOpt,
     ManifestOpt,
     SourcesOpt,
     database_or_fail,
@@ -33,6 +35,8 @@ def train(
         typer.Option("--output", "-o", help="Model file (.json.gz); default: the packaged model."),
     ] = None,
     compile_commands: CompileCommandsOpt = None,
+    compile_sass: CompileOpt = False,
+    jobs: CompileJobsOpt = 1,
     cv: Annotated[
         bool, typer.Option("--cv/--no-cv", help="Report family-grouped 5-fold CV first.")
     ] = True,
@@ -57,7 +61,14 @@ def train(
         fail(f"{destination.parent} is not writable; pass --output")
     console = Console(stderr=True)
     database = database_or_fail(compile_commands)
-    build = BuildFlags(database=database) if database is not None else None
+    from roofcast.cli.options import compiler_or_none
+
+    compiler = compiler_or_none(compile_sass, target_gpu, database, jobs=jobs)
+    build = (
+        BuildFlags(database=database, compiler=compiler)
+        if database is not None or compiler is not None
+        else None
+    )
     data = build_dataset(rows, sources, target_gpu, progress=True, build=build)
     if len(data.labels) < 20 or len(set(data.groups)) < 5:
         fail(

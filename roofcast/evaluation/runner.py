@@ -72,6 +72,8 @@ class BuildFlags:
     include_dirs: tuple[Path, ...] = ()
     database: CompileDatabase | None = None
     traffic: str = "launch"
+    #: --compile: an analyzer.compile.Compiler; FLOPs and int ops from SASS where it compiles
+    compiler: object | None = None
 
 
 @dataclass
@@ -131,6 +133,7 @@ def analyze_rows(
     progress: bool = False,
     kernel_timeout: float | None = DEFAULT_KERNEL_TIMEOUT,
     build: BuildFlags | None = None,
+    compiler: object | None = None,
 ) -> list[RowOutcome]:
     """Match and analyze every row. `predictor=None` gives counts without a verdict.
 
@@ -138,9 +141,12 @@ def analyze_rows(
     template instance bound (`void k<double>` binds the kernel's `T` to double), on top of
     `defines`. Identical (kernel, launch) pairs are analyzed once. `build`: the command
     line's -U and -I and a compile database, for the sources' discovery. The counted kernels
-    are predicted in one batch at the end (`predict_batch`).
+    are predicted in one batch at the end (`predict_batch`). `compiler` (or
+    `build.compiler`): --compile, the matched kernels' files compiled first, in parallel.
     """
     from roofcast.pipeline import count_kernels
+
+    compiler = compiler or (build.compiler if build is not None else None)
 
     if isinstance(sources, SourceIndex):
         index = sources
@@ -167,6 +173,10 @@ def analyze_rows(
             bar.advance(task)
         matches = index.match_all(rows)
         bar.update(task, visible=False)
+        if compiler is not None:
+            if index.database is not None:  # relocated onto the sources
+                compiler.database = index.database  # type: ignore[attr-defined]
+            _compile_matched(compiler, matches, bar)
         task = bar.add_task("analyzing", total=len(rows), item="")
         for match in matches:
             row = match.row
@@ -180,7 +190,14 @@ def analyze_rows(
                 if key not in cache:
                     context = launch_context(row)
                     cache[key] = _count_one(
-                        count_kernels, match, row_defines, context, kernel_timeout, gpu, traffic
+                        count_kernels,
+                        match,
+                        row_defines,
+                        context,
+                        kernel_timeout,
+                        gpu,
+                        traffic,
+                        compiler,
                     )
                     if cache[key][0] is not None:
                         counted.append((key, context))
@@ -218,17 +235,31 @@ def _count_one(
     timeout: float | None,
     gpu: GPU | None = None,
     traffic: str = "launch",
+    compiler: object | None = None,
 ) -> tuple[KernelResult | None, str]:
     """Count one kernel under the time limit (prediction has none: an LLM may be slow)."""
     assert match.kernel is not None
     try:
         with time_limit(timeout):
-            results = count_kernels([match.kernel], defines, context, gpu, traffic)
+            results = count_kernels([match.kernel], defines, context, gpu, traffic, compiler)
     except Exception as exc:  # one kernel's failure is a scored miss, never a crash
         return None, _one_line(exc)
     if not results:
         return None, "analysis returned no result"
     return results[0], ""
+
+
+def _compile_matched(compiler, matches: Sequence[Match], bar: Progress) -> None:
+    """--compile: the CUDA files (and the .cu files including them) of matched kernels,
+    compiled before counting, `compiler.jobs` at a time."""
+    files: set[Path] = set()
+    for match in matches:
+        ir = match.kernel
+        if ir is not None and ir.language == "cuda":
+            files.update(compiler.candidates(Path(ir.file).resolve()))
+    task = bar.add_task("compiling", total=len(files), item="")
+    compiler.prepare(files, compiler.jobs, lambda done, total: bar.update(task, completed=done))
+    bar.update(task, visible=False)
 
 
 def predict_batch(

@@ -1,0 +1,515 @@
+"""Compile mode: compile CUDA translation units for the GPU's architecture, disassemble them,
+and keep each kernel's classed SASS (analyzer.sass), cached on disk.
+
+Commands are data: nvcc runs with an argument list, never through a shell, and -D values
+are passed as single arguments. Any failure (tool missing, unit not compiling, kernel absent
+from the cubin) is a one-line reason, and the kernel is counted from source instead.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from roofcast.analyzer.compdb import CompileDatabase, CompileUnit
+from roofcast.analyzer.sass import KernelSass, LineCounts, classify_kernel, parse_disassembly
+
+#: seconds one nvcc or nvdisasm run may take
+TOOL_TIMEOUT = 300.0
+#: bumped when what the cache holds changes meaning
+CACHE_FORMAT = 3
+_INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+_STD = re.compile(r"^(?:gnu|c)\+\+(\d+)$")
+
+
+@dataclass(frozen=True)
+class Tools:
+    """The toolkit programs compile mode runs; None where not found."""
+
+    nvcc: str | None
+    nvdisasm: str | None
+
+    def missing(self) -> str:
+        """Why compile mode cannot run ('' when it can)."""
+        if self.nvcc is None:
+            return "nvcc not found (set CUDA_HOME or put nvcc on PATH)"
+        if self.nvdisasm is None:
+            return "nvdisasm not found (CUDA toolkit, or pip install 'roofcast[compile]')"
+        return ""
+
+
+def find_tools() -> Tools:
+    """nvcc from CUDA_HOME or PATH; nvdisasm beside it, on PATH, or from PyPI's
+    nvidia-cuda-nvdisasm wheel (the `compile` extra)."""
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    dirs = [Path(home) / "bin"] if home else []
+    nvcc = _first([d / "nvcc" for d in dirs]) or shutil.which("nvcc")
+    if nvcc:
+        dirs.append(Path(nvcc).resolve().parent)
+    nvdisasm = _first([d / "nvdisasm" for d in dirs]) or shutil.which("nvdisasm")
+    return Tools(nvcc, nvdisasm or _wheel_nvdisasm())
+
+
+def _first(paths: Iterable[Path]) -> str | None:
+    return next((str(p) for p in paths if p.is_file() and os.access(p, os.X_OK)), None)
+
+
+def _wheel_nvdisasm() -> str | None:
+    """nvdisasm inside PyPI's nvidia-cuda-nvdisasm wheel (nvidia/<dir>/bin/nvdisasm)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for root in spec.submodule_search_locations:
+        found = _first(sorted(Path(root).glob("*/bin/nvdisasm")))
+        if found:
+            return found
+    return None
+
+
+@cache
+def tool_version(program: str) -> str:
+    """The `--version` line naming the release: part of every cache key."""
+    try:
+        done = subprocess.run(
+            [program, "--version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    lines = [ln for ln in done.stdout.splitlines() if "release" in ln or "Build" in ln]
+    return " ".join(lines) or done.stdout.strip()[-200:]
+
+
+def sm_arch(compute_capability: str) -> str | None:
+    """ "8.6" -> "sm_86"; None for what is no NVIDIA compute capability (AMD's gfx names)."""
+    found = re.fullmatch(r"(\d+)\.(\d+)", compute_capability.strip())
+    return f"sm_{found.group(1)}{found.group(2)}" if found else None
+
+
+def _std(unit: CompileUnit | None) -> str:
+    """The unit's -std, raised to C++17 (the oldest CUDA 12.x/13 headers accept); gnu++ as c++."""
+    if unit is not None and unit.std:
+        found = _STD.match(unit.std)
+        if found and int(found.group(1)) >= 17 and int(found.group(1)) < 90:
+            return f"c++{found.group(1)}"
+    return "c++17"
+
+
+def nvcc_command(
+    nvcc: str,
+    arch: str,
+    source: Path,
+    output: Path,
+    unit: CompileUnit | None = None,
+    defines: Mapping[str, str] | None = None,
+    undefines: Iterable[str] = (),
+    include_dirs: Sequence[Path] = (),
+) -> list[str]:
+    """The argument list compiling one unit to a cubin: the default command
+    (`-cubin -arch -O3 -lineinfo -std=c++17 -I<file dir>`) plus the unit's flags from
+    compile_commands.json (its -D, -U, -I and -std: flags nvcc and clang++ -x cuda share;
+    the rest of a clang command has no nvcc meaning here) and the command line's.
+    `--expt-relaxed-constexpr --extended-lambda`: clang compiles CUDA that calls constexpr
+    host functions and annotates lambdas without being asked; nvcc only with these."""
+    args = [nvcc, "-cubin", f"-arch={arch}", "-O3", "-lineinfo", f"-std={_std(unit)}"]
+    args += ["--expt-relaxed-constexpr", "--extended-lambda"]  # what clang CUDA allows as is
+    args.append(f"-I{source.parent}")
+    if unit is not None:
+        args += [f"-I{d}" for d in unit.include_dirs]
+        args += [f"-D{n}={v}" for n, v in unit.defines if n not in (defines or {})]
+        args += [f"-U{n}" for n in sorted(unit.undefines)]
+    args += [f"-I{d}" for d in include_dirs]
+    args += [f"-D{n}={v}" for n, v in (defines or {}).items()]
+    args += [f"-U{n}" for n in sorted(undefines)]
+    return [*args, "-o", str(output), str(source)]
+
+
+@cache
+def _reader_digest() -> str:
+    """A hash of the SASS reader's source: the cache holds its output, not the SASS."""
+    from roofcast.analyzer import sass
+
+    return hashlib.sha256(Path(sass.__file__).read_bytes()).hexdigest()
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "roofcast" / "sass"
+
+
+def local_headers(source: Path, search: Sequence[Path], limit: int = 500) -> list[Path]:
+    """Quoted includes found beside the file or in `search`, transitively (a work list, no
+    recursion), in the order met: what the cache key hashes besides the file."""
+    seen: dict[Path, None] = {}
+    todo = [source]
+    while todo and len(seen) < limit:
+        path = todo.pop()
+        try:
+            text = path.read_bytes()
+        except OSError:
+            continue
+        for name in _INCLUDE.findall(text):
+            rel = name.decode("utf-8", "replace")
+            for folder in (path.parent, *search):
+                candidate = (folder / rel).resolve()
+                if candidate.is_file():
+                    if candidate not in seen and candidate != source:
+                        seen[candidate] = None
+                        todo.append(candidate)
+                    break
+    return list(seen)
+
+
+@dataclass
+class UnitSass:
+    """One compiled unit: kernels' classed SASS by mangled name, or why there is none."""
+
+    kernels: dict[str, KernelSass] = field(default_factory=dict)
+    error: str = ""
+    cached: bool = False
+    command: list[str] = field(default_factory=list)
+
+
+def _to_json(unit: UnitSass) -> dict:
+    return {
+        "format": CACHE_FORMAT,
+        "error": unit.error,
+        "kernels": {
+            name: {
+                "dropped": k.dropped,
+                "groups": [
+                    [g.where, g.depth, g.unroll, dict(g.counts), list(g.copies), list(g.regions)]
+                    for g in k.groups
+                ],
+                "regions": [[r, w] for r, w in k.regions.items()],
+            }
+            for name, k in unit.kernels.items()
+        },
+    }
+
+
+def _from_json(data: dict) -> UnitSass | None:
+    from collections import Counter
+
+    if data.get("format") != CACHE_FORMAT:
+        return None
+    kernels = {}
+    for name, k in data["kernels"].items():
+        groups = [
+            LineCounts(
+                tuple((str(f), int(n)) for f, n in where),
+                depth,
+                unroll,
+                Counter(counts),
+                tuple(int(c) for c in copies),
+                tuple(int(r) for r in regions),
+            )
+            for where, depth, unroll, counts, copies, regions in k["groups"]
+        ]
+        found = {
+            int(r): [tuple((str(f), int(n)) for f, n in w) for w in wheres]
+            for r, wheres in k["regions"]
+        }
+        kernels[name] = KernelSass(name, groups, [], int(k["dropped"]), found)
+    return UnitSass(kernels, str(data.get("error", "")), cached=True)
+
+
+def _first_error(text: str) -> str:
+    """The compiler's first error line, shortened (the one-line fallback reason)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    chosen = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "")
+    chosen = re.sub(r"^\S*/", "", chosen)  # the path before the file name
+    return chosen[:160]
+
+
+def demangled_base(mangled: str) -> str:
+    """A kernel's plain name from its Itanium-mangled symbol: `_Z6kernelPf` -> `kernel`,
+    `_ZN2ns6kernelEv` -> `kernel`, `kernel` (extern "C") -> itself."""
+    if not mangled.startswith("_Z"):
+        return mangled
+    text = mangled[2:]
+    nested = text.startswith("N")
+    i = 1 if nested else 0
+    while i < len(text) and text[i] in "KVrL":  # qualifiers, internal linkage
+        i += 1
+    name = ""
+    while i < len(text) and text[i].isdigit():
+        j = i
+        while j < len(text) and text[j].isdigit():
+            j += 1
+        size = int(text[i:j])
+        name = text[j : j + size]
+        i = j + size
+        if not nested:
+            break
+    return name or mangled
+
+
+class Compiler:
+    """Compiles units on demand or in advance (`prepare`), in memory and on disk once each."""
+
+    def __init__(
+        self,
+        arch: str | None,
+        database: CompileDatabase | None = None,
+        defines: Mapping[str, str] | None = None,
+        undefines: Iterable[str] = (),
+        include_dirs: Sequence[Path] = (),
+        tools: Tools | None = None,
+        cache_root: Path | None = None,
+        use_cache: bool = True,
+        jobs: int = 1,
+    ) -> None:
+        self.arch = arch
+        self.jobs = jobs
+        self.database = database
+        self.defines = dict(defines or {})
+        self.undefines = frozenset(undefines)
+        self.include_dirs = list(include_dirs)
+        self.tools = tools or find_tools()
+        self.cache_root = cache_root or cache_dir()
+        self.use_cache = use_cache
+        self.units: dict[Path, UnitSass] = {}
+        self._candidates: dict[Path, list[Path]] = {}
+        self._lock = threading.Lock()
+
+    def unavailable(self) -> str:
+        """Why nothing can be compiled ('' when units can)."""
+        if self.arch is None:
+            return "the GPU has no NVIDIA compute capability (no SASS)"
+        return self.tools.missing()
+
+    def command(self, source: Path, output: Path) -> list[str]:
+        unit = self.database.unit_for(source) if self.database is not None else None
+        assert self.tools.nvcc is not None and self.arch is not None
+        return nvcc_command(
+            self.tools.nvcc,
+            self.arch,
+            source,
+            output,
+            unit,
+            self.defines,
+            self.undefines,
+            self.include_dirs,
+        )
+
+    def unit(self, source: Path) -> UnitSass:
+        """The unit compiled from `source` (resolved), from memory, disk cache or nvcc."""
+        source = source.resolve()
+        with self._lock:
+            done = self.units.get(source)
+        if done is not None:
+            return done
+        why = self.unavailable()
+        result = UnitSass(error=why) if why else self._compile(source)
+        with self._lock:
+            self.units[source] = result
+        return result
+
+    def _key(self, source: Path, command: list[str]) -> str:
+        digest = hashlib.sha256()
+        unit = self.database.unit_for(source) if self.database is not None else None
+        search = [*(unit.include_dirs if unit else ()), *self.include_dirs]
+        for path in (source, *local_headers(source, search)):
+            digest.update(str(path).encode() + b"\0")
+            try:
+                digest.update(path.read_bytes())
+            except OSError:
+                digest.update(b"<unreadable>")
+        # the output path is a fresh temporary: not part of what decides the result
+        stable = [a for a in command if not a.startswith(tempfile.gettempdir())]
+        digest.update(json.dumps(stable).encode())
+        for program in (self.tools.nvcc, self.tools.nvdisasm):
+            digest.update(tool_version(program or "").encode())
+        return digest.hexdigest()
+
+    def _compile(self, source: Path) -> UnitSass:
+        """Two cache levels under one key (sources, command, tool versions): the SASS text
+        (or the compiler's error), and the counts read from it by this version of the
+        reader; a changed reader re-reads the SASS without compiling again."""
+        with tempfile.TemporaryDirectory(prefix="roofcast-cubin-") as tmp:
+            cubin = Path(tmp) / "unit.cubin"
+            command = self.command(source, cubin)
+            key = self._key(source, command)
+            counts_file = self.cache_root / key[:2] / f"{key}-{_reader_digest()[:16]}.json.gz"
+            sass_file = self.cache_root / key[:2] / f"{key}.sass.gz"
+            data = self._load(counts_file)
+            loaded = _from_json(data) if data is not None else None
+            if loaded is not None:
+                loaded.command = command
+                return loaded
+            stored = self._load(sass_file)
+            if stored is not None and isinstance(stored.get("sass"), str):
+                error, text = str(stored.get("error", "")), stored["sass"]
+            else:
+                error, text = self._run(command, cubin)
+                if not error.startswith("timed out"):
+                    self._store(sass_file, {"error": error, "sass": text})
+        result = UnitSass(error=error, command=command)
+        if not error:
+            functions = parse_disassembly(text)
+            result.kernels = {name: classify_kernel(f) for name, f in functions.items()}
+        self._store(counts_file, _to_json(result))
+        return result
+
+    def _load(self, path: Path) -> dict | None:
+        if not self.use_cache or not path.is_file():
+            return None
+        try:
+            data = json.loads(gzip.decompress(path.read_bytes()))
+        except (OSError, ValueError, EOFError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _store(self, path: Path, data: dict) -> None:
+        if not self.use_cache:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            part = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            part.write_bytes(gzip.compress(json.dumps(data).encode()))
+            part.replace(path)
+        except OSError:
+            pass  # a cache that cannot be written only costs time
+
+    def _run(self, command: list[str], cubin: Path) -> tuple[str, str]:
+        """(error, '') or ('', the cubin's `nvdisasm -gi -c` text)."""
+        try:
+            built = subprocess.run(
+                command, capture_output=True, text=True, timeout=TOOL_TIMEOUT, check=False
+            )
+        except subprocess.TimeoutExpired:
+            return f"timed out: nvcc took longer than {TOOL_TIMEOUT:g} s", ""
+        except OSError as exc:
+            return f"nvcc could not run: {exc.strerror or exc}", ""
+        if built.returncode != 0 or not cubin.is_file():
+            return f"nvcc failed: {_first_error(built.stderr or built.stdout)}", ""
+        assert self.tools.nvdisasm is not None
+        try:
+            shown = subprocess.run(
+                [self.tools.nvdisasm, "-gi", "-c", str(cubin)],
+                capture_output=True,
+                text=True,
+                timeout=TOOL_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return f"timed out: nvdisasm took longer than {TOOL_TIMEOUT:g} s", ""
+        except OSError as exc:
+            return f"nvdisasm could not run: {exc.strerror or exc}", ""
+        if shown.returncode != 0:
+            return f"nvdisasm failed: {_first_error(shown.stderr)}", ""
+        return "", shown.stdout
+
+    def prepare(
+        self,
+        sources: Iterable[Path],
+        jobs: int = 1,
+        on_done: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """Compile the CUDA files among `sources` in `jobs` threads (each waits on nvcc)."""
+        todo = sorted({Path(s).resolve() for s in sources if Path(s).suffix == ".cu"})
+        if self.unavailable() or not todo:
+            return
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for done, _ in enumerate(pool.map(self.unit, todo), 1):
+                if on_done:
+                    on_done(done, len(todo))
+
+    def kernel(
+        self, file: str | Path, name: str, template_args: Sequence[str] = ()
+    ) -> tuple[KernelSass | None, str]:
+        """(the kernel's classed SASS, '') or (None, why not). A kernel in a file that does
+        not compile alone (a header, or a .cu meant to be #included) is looked for in the
+        .cu files beside it that include it."""
+        path = Path(file).resolve()
+        why = ""
+        for candidate in self.candidates(path):
+            unit = self.unit(candidate)
+            if unit.error:
+                why = why or unit.error
+                continue
+            found = [(m, k) for m, k in sorted(unit.kernels.items()) if _names(m, name)]
+            if found:
+                return _instance(found, template_args), ""
+            why = why or f"no SASS for {name} in {candidate.name} (never instantiated?)"
+        return None, why or f"{path.name}: no .cu file compiles it"
+
+    def candidates(self, path: Path) -> list[Path]:
+        """The file itself if a .cu, then the .cu files beside it or up to two folders up
+        that include it, directly or through other local headers (a kernel in a header, or
+        in a .cu meant to be #included, is compiled in the unit that includes it)."""
+        with self._lock:
+            known = self._candidates.get(path)
+        if known is not None:
+            return known
+        out = [path] if path.suffix == ".cu" else []
+        siblings: list[Path] = []
+        for folder in (path.parent, *path.parents[1:3]):  # beside it, then up two folders
+            try:
+                siblings += sorted(folder.glob("*.cu"))
+            except OSError:
+                continue
+        unit = self.database.unit_for(path) if self.database is not None else None
+        search = [*(unit.include_dirs if unit else ()), *self.include_dirs]
+        for sibling in siblings:
+            if sibling != path and path in local_headers(sibling, search):
+                out.append(sibling)
+        with self._lock:
+            self._candidates[path] = out
+        return out
+
+
+def _instance(found: list[tuple[str, KernelSass]], args: Sequence[str]) -> KernelSass:
+    """Of a template kernel's instances, the first whose demangled template arguments hold
+    every bound argument (`T=double` -> `k<double>`); else the first by mangled name."""
+    if len(found) > 1 and args:
+        names = demangle([m for m, _ in found])
+        for (_, kernel), text in zip(found, names, strict=True):
+            head = text.split("(", 1)[0]
+            if all(re.search(rf"[<,\s]{re.escape(a.strip())}[,>\s]", head) for a in args):
+                return kernel
+    return found[0][1]
+
+
+def demangle(names: Sequence[str]) -> list[str]:
+    """Itanium names demangled by cu++filt or c++filt (the names as data on stdin); the
+    names themselves where neither is found or it fails."""
+    tool = shutil.which("cu++filt") or shutil.which("c++filt")
+    if tool is None or not names:
+        return list(names)
+    try:
+        done = subprocess.run(
+            [tool], input="\n".join(names), capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return list(names)
+    lines = done.stdout.splitlines()
+    return lines if done.returncode == 0 and len(lines) == len(names) else list(names)
+
+
+def template_args(ir, bound: Mapping[str, str]) -> list[str]:
+    """The values `bound` gives the kernel's template parameters, in their order."""
+    out = []
+    for param in ir.template_params:
+        found = re.search(r"([A-Za-z_]\w*)\s*$", param.split("=", 1)[0].strip().rstrip("."))
+        if found and found.group(1) in bound:
+            out.append(str(bound[found.group(1)]))
+    return out
+
+
+def _names(mangled: str, name: str) -> bool:
+    return demangled_base(mangled) == name.split("::")[-1]

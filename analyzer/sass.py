@@ -1,0 +1,321 @@
+"""SASS (`nvdisasm -gi -c` text) read into per-kernel instruction classes, by source line and
+by the loops the compiler kept (docs/counting.md, section "Compile mode", rules S1-S6).
+
+Nsight Compute counts executed SASS instructions per class; the compiler's address
+arithmetic, loop control and library expansions are in them and nowhere in the source.
+This module only reads text: it runs no tool.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+#: rule S1: SASS opcode (before the first `.`) -> Nsight Compute's `sass_thread_inst_executed_op_*`
+#: class; an FMA counts 2 FLOPs in `flops`, as ncu's FLOP metrics do.
+FP_CLASSES: dict[str, str] = {
+    "FADD": "fadd", "FADD32I": "fadd", "FMUL": "fmul", "FMUL32I": "fmul",
+    "FFMA": "ffma", "FFMA32I": "ffma",
+    "DADD": "dadd", "DMUL": "dmul", "DFMA": "dfma",
+    "HADD2": "hadd", "HADD2_32I": "hadd", "HMUL2": "hmul", "HMUL2_32I": "hmul",
+    "HFMA2": "hfma", "HFMA2_32I": "hfma",
+}  # fmt: skip
+#: rule S1: the integer class (arithmetic, logic, shifts, compares, bit counts); not moves,
+#: selects, permutes, sign extension, conversions or uniform-datapath (U*) instructions.
+INTEGER_OPCODES: frozenset[str] = frozenset(
+    {
+        "IADD3", "IADD", "IADD32I", "IMAD", "IMAD32I", "IMUL", "IMUL32I", "LOP3", "LOP",
+        "LOP32I", "SHF", "SHL", "SHR", "LEA", "ISETP", "IABS", "IMNMX", "POPC", "FLO", "BREV",
+        "BMSK", "IDP", "VABSDIFF", "VABSDIFF4", "ISCADD", "ISCADD32I", "VIADD", "VIMNMX",
+        "VIADDMNMX", "IMNMX32I",
+    }
+)  # fmt: skip
+#: every class a kernel's counts are kept in
+CLASSES: tuple[str, ...] = (
+    "fadd", "fmul", "ffma", "dadd", "dmul", "dfma", "hadd", "hmul", "hfma", "integer",
+)  # fmt: skip
+_WIDTH = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8, "128": 16}
+
+_SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
+_LOCATION = re.compile(r'(?:File|at) "([^"]*)", line (\d+)')
+_INSTRUCTION = re.compile(
+    r"^\s*/\*([0-9a-f]+)\*/\s+(?:(@!?U?P[T0-9]+)\s+)?([A-Z][A-Z0-9_.]*)\s*([^;]*);"
+)
+_LABEL = re.compile(r"^(\.L_x_\d+|\$[^:\s]+):")
+_TARGET = re.compile(r"`\(([^)]+)\)")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    address: int
+    opcode: str  # with modifiers, e.g. IMAD.MOV.U32
+    operands: str
+    #: source locations, innermost first: (file, line), then each `inlined at` call site
+    where: tuple[tuple[str, int], ...]
+    guard: str = ""  # the predicate (`@P0`, `@!P1`), '' when unconditional
+
+    @property
+    def base(self) -> str:
+        return self.opcode.split(".", 1)[0]
+
+    @property
+    def target(self) -> str | None:
+        """The label a branch or call goes to."""
+        found = _TARGET.search(self.operands)
+        return found.group(1) if found else None
+
+
+@dataclass
+class SassFunction:
+    """One `.text.<mangled>` section: its instructions and labels (label -> address)."""
+
+    name: str
+    instructions: list[Instruction] = field(default_factory=list)
+    labels: dict[str, int] = field(default_factory=dict)
+
+
+def parse_disassembly(text: str) -> dict[str, SassFunction]:
+    """Functions by mangled name, from `nvdisasm -gi -c` output (rule S2 reads the
+    `//## File "f", line n [inlined at "g", line m ...]` comments)."""
+    functions: dict[str, SassFunction] = {}
+    current: SassFunction | None = None
+    where: tuple[tuple[str, int], ...] = ()
+    pending: list[str] = []
+    after_location = False
+    for line in text.splitlines():
+        section = _SECTION.match(line)
+        if section:
+            current = functions.setdefault(section.group(1), SassFunction(section.group(1)))
+            where, pending = (), []
+            continue
+        if current is None:
+            continue
+        if "//##" in line:
+            found_where = tuple((f, int(n)) for f, n in _LOCATION.findall(line))
+            # `-gi` follows an inlined location with its outermost one alone: keep the chain
+            if not (after_location and where[-len(found_where) :] == found_where):
+                where = found_where
+            after_location = True
+            continue
+        label = _LABEL.match(line.strip())
+        if label:
+            pending.append(label.group(1))
+            continue
+        found = _INSTRUCTION.match(line)
+        if found:
+            after_location = False
+            address = int(found.group(1), 16)
+            for name in pending:
+                current.labels[name] = address
+            pending = []
+            current.instructions.append(
+                Instruction(
+                    address, found.group(3), found.group(4).strip(), where, found.group(2) or ""
+                )
+            )
+    return functions
+
+
+def op_class(inst: Instruction) -> str | None:
+    """Rule S1: the ncu class of one instruction, or None (counted in no class)."""
+    base = inst.base
+    if base in FP_CLASSES:
+        return FP_CLASSES[base]
+    if base in INTEGER_OPCODES:
+        return "integer"
+    return None
+
+
+def global_width(inst: Instruction) -> tuple[str, int] | None:
+    """Rule S1: ("load" | "store", bytes per thread) of a global load or store (LDG/STG)."""
+    if inst.base not in ("LDG", "STG"):
+        return None
+    parts = inst.opcode.split(".")[1:]
+    width = next((_WIDTH[p] for p in parts if p in _WIDTH), 4)
+    return ("load" if inst.base == "LDG" else "store"), width
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A loop the compiler kept: a backward branch and its target (rule S4)."""
+
+    start: int
+    end: int  # the backward branch's address
+    line: tuple[str, int] | None  # the branch's outermost source location
+    unroll: int = 1
+    remainder: bool = False
+    #: without a remainder loop: how many times each work instruction repeats in the body
+    #: (the gcd of their counts by opcode), the unroll factor if the trip count allows (S8)
+    copies: int = 1
+
+
+@dataclass
+class LineCounts:
+    """What one group of instructions adds: class counts of instructions sharing a source
+    location and a path through the kept loops (rule S5)."""
+
+    where: tuple[tuple[str, int], ...]
+    depth: int  # kept (main) loops around the instructions
+    unroll: int  # product of those loops' unroll factors
+    counts: Counter[str] = field(default_factory=Counter)
+    #: each kept loop's S8 copies, outermost first (1: no repeated body seen)
+    copies: tuple[int, ...] = ()
+    #: the S9 branch-over regions the instructions lie in (ids in KernelSass.regions)
+    regions: tuple[int, ...] = ()
+
+
+@dataclass
+class KernelSass:
+    """A kernel's SASS classed by source location and kept loops."""
+
+    name: str
+    groups: list[LineCounts]
+    loops: list[Loop]
+    dropped: int = 0  # instructions off the main path (remainder loops, slow paths)
+    #: S9: region id -> locations of the kept loops' back-edge branches inside it
+    regions: dict[int, list[tuple[tuple[str, int], ...]]] = field(default_factory=dict)
+
+    def totals(self) -> Counter[str]:
+        """Static counts (each instruction once), for tests and `explain`."""
+        out: Counter[str] = Counter()
+        for group in self.groups:
+            out.update(group.counts)
+        return out
+
+
+def _work(inst: Instruction) -> bool:
+    """Instructions a loop body does once per source iteration (FP math, memory): what an
+    unrolled copy repeats, as opposed to loop control the compiler merges."""
+    return inst.base in FP_CLASSES or inst.base.startswith(("LD", "ST", "ATOM", "RED", "MUFU"))
+
+
+def find_loops(function: SassFunction) -> list[Loop]:
+    """Rule S4: loops from backward branches (not to themselves). Of loops with the same
+    parent loop whose branches come from one source line, the one with most instructions
+    is the main loop, the others remainder loops. The main loop's unroll factor is its
+    work instructions over the smallest remainder's (1 without a remainder)."""
+    insts = function.instructions
+    raw: list[tuple[int, int, tuple[str, int] | None]] = []
+    for inst in insts:
+        if inst.base != "BRA":
+            continue
+        target = inst.target
+        start = function.labels.get(target) if target else None
+        # a branch to itself after EXIT is the trap padding the function, not a loop
+        if start is not None and start < inst.address:
+            raw.append((start, inst.address, inst.where[-1] if inst.where else None))
+
+    def parent(loop: tuple[int, int, object]) -> tuple[int, int] | None:
+        around = [r for r in raw if r[0] <= loop[0] and loop[1] <= r[1] and r[:2] != loop[:2]]
+        return min(around, key=lambda r: r[1] - r[0])[:2] if around else None
+
+    def work(loop: tuple[int, int, object]) -> int:
+        return sum(1 for i in insts if loop[0] <= i.address <= loop[1] and _work(i))
+
+    groups: dict[tuple, list[tuple[int, int, tuple[str, int] | None]]] = {}
+    for loop in raw:
+        groups.setdefault((parent(loop), loop[2]), []).append(loop)
+    loops: list[Loop] = []
+    for members in groups.values():
+        main = max(members, key=lambda r: (r[1] - r[0], -r[0]))
+        rest = [r for r in members if r is not main]
+        unroll = 1
+        if rest:
+            smallest = min(work(r) for r in rest)
+            if smallest > 0:
+                unroll = max(1, round(work(main) / smallest))
+        copies = 1 if rest else _copies(insts, main, raw)
+        loops.append(Loop(main[0], main[1], main[2], unroll, copies=copies))
+        loops.extend(Loop(r[0], r[1], r[2], 1, remainder=True) for r in rest)
+    return sorted(loops, key=lambda loop: (loop.start, -loop.end))
+
+
+def _copies(insts: list[Instruction], loop: tuple, raw: list[tuple]) -> int:
+    """Rule S8: the gcd of the counts, by opcode, of the work instructions directly in
+    `loop` (not in loops nested in it): a body unrolled u times repeats each u times."""
+    inner = [r for r in raw if loop[0] <= r[0] and r[1] <= loop[1] and r[:2] != loop[:2]]
+    found: Counter[str] = Counter(
+        i.opcode
+        for i in insts
+        if loop[0] <= i.address <= loop[1]
+        and _work(i)
+        and not any(r[0] <= i.address <= r[1] for r in inner)
+    )
+    return math.gcd(*found.values()) if found else 1
+
+
+def slow_path_addresses(function: SassFunction) -> set[int]:
+    """Rule S6: addresses of subroutines reached by CALL (the `__internal_*` slow paths of
+    division, sqrt and the like), from their label to their RET."""
+    targets = {i.target for i in function.instructions if i.base == "CALL"}
+    starts = {function.labels[t] for t in targets if t in function.labels}
+    out: set[int] = set()
+    inside = False
+    for inst in function.instructions:
+        if inst.address in starts:
+            inside = True
+        if inside:
+            out.add(inst.address)
+            if inst.base == "RET":
+                inside = False
+    return out
+
+
+def classify_kernel(function: SassFunction) -> KernelSass:
+    """Group a kernel's instructions by (source location, kept loops around them)."""
+    loops = find_loops(function)
+    slow = slow_path_addresses(function)
+    regions = branched_over(function, loops)
+    groups: dict[tuple, LineCounts] = {}
+    dropped = 0
+    for inst in function.instructions:
+        around = [loop for loop in loops if loop.start <= inst.address <= loop.end]
+        inside = tuple(i for i, (start, end, _) in enumerate(regions) if start < inst.address < end)
+        if inst.address in slow or any(loop.remainder for loop in around):
+            dropped += 1
+            continue
+        unroll = 1
+        for loop in around:
+            unroll *= loop.unroll
+        copies = tuple(loop.copies for loop in sorted(around, key=lambda x: (x.start, -x.end)))
+        key = (inst.where, len(around), unroll, copies, inside)
+        group = groups.get(key)
+        if group is None:
+            group = LineCounts(inst.where, len(around), unroll, copies=copies, regions=inside)
+            groups[key] = group
+        cls = op_class(inst)
+        if cls is not None:
+            group.counts[cls] += 1
+        width = global_width(inst)
+        if width is not None:
+            group.counts[f"{width[0]}_{width[1]}"] += 1
+    kept = [g for g in groups.values() if g.counts]
+    found = {i: list(wheres) for i, (_, _, wheres) in enumerate(regions)}
+    return KernelSass(function.name, kept, loops, dropped, found)
+
+
+def branched_over(
+    function: SassFunction, loops: list[Loop]
+) -> list[tuple[int, int, list[tuple[tuple[str, int], ...]]]]:
+    """Rule S9: (branch, target, back-edge locations of the kept loops inside) of every
+    conditional forward branch that jumps over at least one kept loop. Whether such a
+    region is a slow path depends on the source (`sasscount`): it is when none of its
+    loops is a source loop (the range reduction of sinf/cosf for huge arguments)."""
+    by_address = {i.address: i for i in function.instructions}
+    out = []
+    for inst in function.instructions:
+        if inst.base != "BRA" or not inst.guard or inst.target is None:
+            continue
+        target = function.labels.get(inst.target)
+        if target is None or target <= inst.address:
+            continue
+        inside = [
+            by_address[loop.end].where
+            for loop in loops
+            if not loop.remainder and inst.address < loop.start and loop.end < target
+        ]
+        if inside:
+            out.append((inst.address, target, inside))
+    return out

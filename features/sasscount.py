@@ -1,0 +1,102 @@
+"""Compile-mode counts: a kernel's classed SASS (analyzer.sass) times how often each source
+line runs per thread (the counter's loop trip counts), into the FeatureVector's FLOP and
+integer fields (docs/counting.md, section "Compile mode", rules S3, S5, S7)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import sympy
+from roofcast.analyzer.compile import Compiler, template_args
+from roofcast.analyzer.model import KernelIR
+from roofcast.analyzer.sass import CLASSES, KernelSass
+from roofcast.features.vector import FeatureVector
+
+Where = tuple[str, int]
+
+
+def _normalised(line_loops: Mapping[Where, tuple]) -> dict[Where, tuple]:
+    return {(os.path.realpath(f), line): trips for (f, line), trips in line_loops.items()}
+
+
+def _frames(where: tuple[Where, ...], loops: Mapping[Where, tuple]) -> tuple:
+    """Trip counts of the loops around a location: its call site's in the kernel, then for
+    inlined code the callee line's within its function (S5)."""
+    if not where:
+        return ()
+    outer = where[-1]
+    frames = loops.get((os.path.realpath(outer[0]), outer[1]), ())
+    if len(where) > 1:
+        inner = where[0]
+        frames = frames + loops.get((os.path.realpath(inner[0]), inner[1]), ())
+    return frames
+
+
+def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[str, sympy.Expr]:
+    """Per-thread executions by class (and `load_N`/`store_N` global accesses of N bytes).
+
+    Rule S5: an instruction runs (product of the trips of its source line's loops) / (unroll
+    factors of the compiler's loops around it) times. Its line is the kernel's call site
+    (outermost location), then for inlined code the callee's line within its function.
+    A line inside d source loops but only D < d kept loops counts the outer D loops' trips:
+    the inner ones were unrolled fully, each copy is an instruction of its own. A kept loop
+    without a remainder whose body repeats c times (S8) is unrolled c times when its
+    source trip count is a constant c divides."""
+    loops = _normalised(line_loops)
+    slow = {
+        region
+        for region, wheres in sass.regions.items()
+        if not any(_frames(where, loops) for where in wheres)
+    }
+    out: dict[str, sympy.Expr] = {}
+    for group in sass.groups:
+        if slow.intersection(group.regions):
+            continue  # S9: a branched-over slow path
+        frames = _frames(group.where, loops)
+        kept = frames[: min(group.depth, len(frames))]
+        unroll = group.unroll
+        for trip, copies in zip(kept, group.copies, strict=False):
+            if copies > 1 and isinstance(trip, sympy.Integer) and int(trip) % copies == 0:
+                unroll *= copies  # S8: a constant trip count the copies divide
+        runs = sympy.Mul(*kept) / unroll if kept else sympy.Integer(1)
+        for cls, n in group.counts.items():
+            out[cls] = out.get(cls, sympy.Integer(0)) + n * runs
+    return out
+
+
+def apply_sass(fv: FeatureVector, counts: Mapping[str, sympy.Expr]) -> None:
+    """Rule S7: FLOPs (add, mul, 2 x fma per precision) and integer instructions from SASS
+    replace the source counts; special functions are in the SASS already (dropped), bytes
+    stay the source's (DRAM traffic is not what the instructions load)."""
+
+    def get(cls: str) -> sympy.Expr:
+        return counts.get(cls, sympy.Integer(0))
+
+    fv.flops_sp = get("fadd") + get("fmul") + 2 * get("ffma")
+    fv.flops_dp = get("dadd") + get("dmul") + 2 * get("dfma")
+    fv.flops_hp = get("hadd") + get("hmul") + 2 * get("hfma")
+    fv.int_ops = get("integer")
+    fv.special = {}
+    for cls in CLASSES:
+        fv.symbols |= {s.name for s in get(cls).free_symbols}
+
+
+def recount(
+    ir: KernelIR,
+    features: FeatureVector,
+    compiler: Compiler,
+    bound: Mapping[str, str] | None = None,
+) -> None:
+    """Compile mode for one counted kernel: FLOPs and int ops from its SASS where it has
+    some (`counted_from` "sass"), else the source counts stay, with the reason why."""
+    if ir.language != "cuda":
+        features.counted_from, features.counted_why = "source", "OpenMP: compile mode is CUDA only"
+        return
+    sass, why = compiler.kernel(ir.file, ir.name, template_args(ir, bound or {}))
+    if sass is None:
+        features.counted_from, features.counted_why = "source", why
+        return
+    apply_sass(features, class_counts(sass, features.line_loops))
+    features.counted_from = "sass"
+    features.counted_why = f"nvcc -arch={compiler.arch}"
