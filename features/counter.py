@@ -208,6 +208,7 @@ class KernelCounter:
         # `explain`: counts by (source line, count name), on request (count_features(by_line))
         self.line_tallies: dict[tuple[int, str], _Tally] | None = None
         self.current_line = ir.line  # the statement being counted (an inlined call's site)
+        self.track_lines = False  # compile mode: each line's loops (`note_line`)
         self.placing: tuple[str, sympy.Expr | None, int, int, bool] | None = None  # `place`
         self.source_file = ir.file  # the file of the statements walked (an inlined callee's)
         self.frame_base = 0  # frames of the function being walked start here (compile mode)
@@ -603,7 +604,7 @@ class KernelCounter:
             self.array_indices[(alias, key_ctx)].add(index_text)
             if any(self._is_loaded(i) for i in indices):
                 self.fv.indirect_accesses += 1
-            if space == "global":
+            if space == "global" and self.fresh(key, read, write):
                 unit = size if member is None else max(size, element.element_bytes)
                 self.placing = self.place(base, indices, alias, unit, node)
             try:
@@ -638,6 +639,12 @@ class KernelCounter:
         index = offset / unit + index if index is not None and offset is not None else None
         indirect = index is None and any(self._is_loaded(i) for i in indices)
         return array, index, unit, node.start_point[0] + 1 + self.line_offset, indirect
+
+    def fresh(self, key: tuple, read: bool, write: bool) -> bool:
+        """Whether `record_access` will count this access (the traffic model places only
+        those: placing costs a valuation of the index)."""
+        state = self.access_state.get(key)
+        return (read and not state) or (write and (not state or "store" not in state))
 
     def any_varying(self, names: frozenset[str] | set[str]) -> bool:
         """Whether any of `names` changes with a loop (its index value differs)."""
@@ -922,7 +929,8 @@ class KernelCounter:
         key_ctx = self.hoisted_key(names)
         self.arrays.add(alias)
         self.array_indices[(alias, key_ctx)].add("0." + node_text(member))
-        if space == "global":
+        member_key = (space, alias, "0." + node_text(member), key_ctx)
+        if space == "global" and self.fresh(member_key, read, write):
             unit = max(size, base_type.deref().element_bytes)
             self.placing = self.place(arg, [], alias, unit, arg)
         try:
@@ -1353,7 +1361,7 @@ class KernelCounter:
                 " ".join(node_text(index).split()) if index is not None else "0",
                 key_ctx,
             )
-            if space == "global":
+            if space == "global" and self.fresh(key, read, write):
                 self.placing = self.place(base, idx_nodes, alias, element.element_bytes, node)
             try:
                 self.record_access(
@@ -1575,7 +1583,8 @@ class KernelCounter:
         outer_line = self.current_line
         if self.line_tallies is not None and not self.inline_depth:
             self.current_line = node.start_point[0] + 1 + self.line_offset
-        self.note_line(node)
+        if self.track_lines:
+            self.note_line(node)
         if handler is not None:
             handler(self, node)
         elif node.type == "ERROR":
@@ -1959,7 +1968,8 @@ class KernelCounter:
         frame = Frame(id=len(self.trips), trip=trip, assigned=self.assigned_in(node))
         self.trips[frame.id] = trip
         self.frames.append(frame)
-        self.note_line(node)  # a loop's own line (its test and update) runs once per trip
+        if self.track_lines:
+            self.note_line(node)  # a loop's own line (its test and update) runs once per trip
         self._key = None
         self.fv.loops += 1
         self.max_depth = max(self.max_depth, len(self.frames))

@@ -35,11 +35,16 @@ CUDA_DIMS = tuple(
 
 
 def count_features(
-    ir: KernelIR, defines: Mapping[str, str] | None = None, by_line: bool = False
+    ir: KernelIR,
+    defines: Mapping[str, str] | None = None,
+    by_line: bool = False,
+    line_loops: bool = False,
 ) -> FeatureVector:
     """Per-thread (CUDA) or per-iteration (OpenMP) counts of one kernel; see docs/counting.md.
-    `by_line`: also each source line's counts (`fv.by_line`, for `explain`)."""
+    `by_line`: also each source line's counts (`fv.by_line`, for `explain`); `line_loops`:
+    the loops around each line (`fv.line_loops`, for compile mode)."""
     counter = KernelCounter(ir, defines or {})
+    counter.track_lines = line_loops
     if by_line:
         counter.line_tallies = defaultdict(lambda: defaultdict(float))
     counter.fv.footprint = host_expression(ir.footprint)

@@ -169,7 +169,9 @@ def _affine(
     )
     if any(s not in extents for s in bound.free_symbols):
         return None
-    terms = sympy.expand(bound).as_coefficients_dict()
+    terms = bound.as_coefficients_dict()
+    if any(t != 1 and t not in extents and not isinstance(t, sympy.floor) for t in terms):
+        terms = sympy.expand(bound).as_coefficients_dict()  # products of sums: distribute
     constant = 0.0
     coefficients: dict[sympy.Symbol, float] = {}
     for term, coefficient in terms.items():

@@ -57,7 +57,7 @@ def count_kernels(
     results = []
     for ir in kernels:
         bound = {**ir.build_defines, **(defines or {})}
-        features = count_features(ir, bound)
+        features = count_features(ir, bound, line_loops=compiler is not None)
         if compiler is not None:
             _recount(ir, features, compiler, bound)
         resolved = resolve_counts(features, bound, context, gpu, traffic)
@@ -179,7 +179,9 @@ class _GroupJob:
         for ir in kernels:
             bound = {**ir.build_defines, **self.defines}  # the compile command's -D, under ours
             try:
-                features = count_features(ir, bound, by_line=self.by_line)
+                features = count_features(
+                    ir, bound, by_line=self.by_line, line_loops=self.compiler is not None
+                )
                 if self.compiler is not None:
                     _recount(ir, features, self.compiler, bound)
                 resolved = resolve_counts(features, bound, self.context, self.gpu, self.traffic)

@@ -189,7 +189,7 @@ def _analyse(source: Path, compiler: Compiler) -> dict[str, object]:
     found = discover_files([source], [source.parent], {}, frozenset(), None)
     out = {}
     for ir in found.kernels:
-        fv = count_features(ir, {})
+        fv = count_features(ir, {}, line_loops=True)
         recount(ir, fv, compiler)
         out[ir.name] = fv
     return out
@@ -352,12 +352,12 @@ def test_template_instance_follows_the_bound_arguments(tmp_path: Path) -> None:
     ir = next(k for k in found.kernels if k.name == "scale")
     compiler = Compiler("sm_86", cache_root=tmp_path / "cache")
     for bound, flops in (({"T": "double"}, ("dmul", "fmul")), ({"T": "float"}, ("fmul", "dmul"))):
-        fv = count_features(ir, bound)
+        fv = count_features(ir, bound, line_loops=True)
         recount(ir, fv, compiler, bound)
         sass, _ = compiler.kernel(source, "scale", [bound["T"]])
         assert sass is not None
         assert sass.totals()[flops[0]] == 1 and sass.totals()[flops[1]] == 0
-    fv = count_features(ir, {"T": "double"})
+    fv = count_features(ir, {"T": "double"}, line_loops=True)
     recount(ir, fv, compiler, {"T": "double"})
     assert (fv.flops_dp, fv.flops_sp) == (1, 0)
 
