@@ -18,6 +18,8 @@ from roofcast.cli.errors import EXIT_RUNTIME, EXIT_USAGE, fail
 from roofcast.cli.options import (
     CompileCommandsOpt,
     CompileOpt,
+    DefineOpt,
+    GpuOpt,
     IncludeOpt,
     Traffic,
     TrafficOpt,
@@ -47,13 +49,8 @@ def analyze(
         list[Path],
         typer.Argument(metavar="PATHS", help="Kernel files or folders (.cu .cuh .cpp .c .h ...)."),
     ],
-    gpu: Annotated[
-        str, typer.Option("--gpu", "-g", help="Target GPU (`roofcast gpus` lists them).")
-    ] = "a100",
-    define: Annotated[
-        list[str] | None,
-        typer.Option("--define", "-D", help="Bind a symbol: NAME=VALUE (repeatable)."),
-    ] = None,
+    gpu: GpuOpt = "a100",
+    define: DefineOpt = None,
     undefine: UndefineOpt = None,
     include_dir: IncludeOpt = None,
     compile_commands: CompileCommandsOpt = None,

@@ -12,6 +12,8 @@ import typer
 from roofcast.cli.errors import fail
 from roofcast.cli.options import (
     CompileCommandsOpt,
+    DefineOpt,
+    GpuOpt,
     IncludeOpt,
     Traffic,
     TrafficOpt,
@@ -42,13 +44,8 @@ def split_target(target: str) -> tuple[Path, str | None]:
 
 def explain(
     target: Annotated[str, typer.Argument(metavar="FILE[:KERNEL]", help="A kernel's file.")],
-    gpu: Annotated[
-        str, typer.Option("--gpu", "-g", help="Target GPU (`roofcast gpus` lists them).")
-    ] = "a100",
-    define: Annotated[
-        list[str] | None,
-        typer.Option("--define", "-D", help="Bind a symbol: NAME=VALUE (repeatable)."),
-    ] = None,
+    gpu: GpuOpt = "a100",
+    define: DefineOpt = None,
     undefine: UndefineOpt = None,
     include_dir: IncludeOpt = None,
     compile_commands: CompileCommandsOpt = None,

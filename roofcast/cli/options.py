@@ -123,6 +123,13 @@ LimitOpt = Annotated[
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 
 # -U / -I beside -D, as compilers have them, in every verb that analyses sources.
+GpuOpt = Annotated[
+    str, typer.Option("--gpu", "-g", help="Target GPU (`roofcast gpus` lists them).")
+]
+DefineOpt = Annotated[
+    list[str] | None,
+    typer.Option("--define", "-D", help="Bind a symbol: NAME=VALUE (repeatable)."),
+]
 UndefineOpt = Annotated[
     list[str] | None,
     typer.Option("--undefine", "-U", help="Undefine a macro, as cc -U NAME (repeatable)."),
