@@ -17,6 +17,8 @@ from typing import Any, cast
 
 import sympy
 import tree_sitter
+from roofcast.analyzer.cexpr import CExprError
+from roofcast.analyzer.cvalue import parse_value
 from roofcast.analyzer.functionscan import ASSIGNED_PATTERNS, scan_function
 from roofcast.analyzer.index import parameters, template_params
 from roofcast.analyzer.model import KernelIR
@@ -326,8 +328,25 @@ class KernelCounter:
             type_text, decl = self.ctx.globals[name]
             t = self.types.parse(type_text + ("*" if "[" in decl.split("=")[0] else ""))
             space = "constant" if "__constant__" in decl else ("global" if t.pointer else "scalar")
-            return Var(t, space=space)
+            value = self.global_initializer(name, t, decl) if space == "scalar" else None
+            return Var(t, space=space, value=value)
         return None
+
+    def global_initializer(self, name: str, t: CType, decl: str) -> sympy.Expr | None:
+        """Rule D7: a file-level integer variable initialised with a constant (`int
+        ARRAY_SIZE = 33554432;`) is a host value: its name, bound to the initialiser unless
+        something binds it first (the program may change it at run time; `-D` overrides)."""
+        if not t.is_int or "=" not in decl:
+            return None
+        text = decl.split("=", 1)[1].strip().rstrip(";").strip()
+        try:
+            value = parse_value(text)
+        except CExprError:
+            return None
+        if value.free_symbols or not value.is_number:
+            return None
+        self.fv.host_bindings.setdefault(name, value)
+        return symbol(name)
 
     def macro_value(self, name: str) -> sympy.Expr | None:
         if name in self.macro_values:

@@ -730,3 +730,21 @@ def test_integer_trip_counts_equal_the_closed_forms(kind, ops):
                     assert fast == max(0, int(exact)), (op, start, end, kind, step)
                     checked += 1
     assert checked > 100
+
+
+@pytest.mark.rule("D7")
+def test_a_file_level_integer_is_bound_to_its_initialiser(tmp_path):
+    source = """\
+        int SIZE = 4096;
+        float SCALE = 2.0f;
+        __global__ void rows(const float* x, float* y) {
+          float s = 0.0f;
+          for (int k = 0; k < SIZE; ++k) s += x[k];
+          y[threadIdx.x] = s;
+        }
+        """
+    k = analyze(tmp_path, source)["rows"]
+    assert k.resolved.flops["sp"] == 4096  # one add per trip, SIZE trips
+    assert "SIZE" not in k.resolved.defaults and "SIZE" not in k.resolved.unbound
+    bound = analyze(tmp_path, source, defines={"SIZE": "8"})["rows"]
+    assert bound.resolved.flops["sp"] == 8  # -D wins over the initialiser
