@@ -631,8 +631,8 @@ class KernelCounter:
         node: tree_sitter.Node,
     ) -> tuple[str, sympy.Expr | None, int, int, bool]:
         """Where a global access falls, for the traffic model (T2): (array, element offset
-        over the dims or None, bytes per offset step, line), through a pointer into an array
-        where there is one."""
+        over the dims or None, bytes per offset step, line, whether an unknown offset was read
+        from memory), through a pointer into an array where there is one."""
         array = alias
         offset: sympy.Expr | None = sympy.Integer(0)  # bytes
         if base is not None:
@@ -675,29 +675,24 @@ class KernelCounter:
 
     def record_access(
         self, key: tuple, size: int, read: bool, write: bool, names: set[str]
-    ) -> tuple[str, ...]:
-        """First read of an element is a load, a write a store (once), a read after either free.
-        Returns the kinds ("load", "store") counted now."""
+    ) -> None:
+        """First read of an element is a load, a write a store (once), a read after either free."""
         space, key_ctx = key[0], key[-1]
         state = self.access_state.setdefault(key, set())
         prefix = "shared_" if space == "shared" else ""
         sharing = f"bytes_{self.sharing(names)}"
         todo = (("load", read, not state), ("store", write, "store" not in state))
-        counted: list[str] = []
         for kind, wanted, fresh in todo:
             if not (wanted and fresh):
                 continue
-            counted.append(kind)
-            if not prefix:
-                self.note_traffic(key, size, kind == "store")
             self.add(f"{prefix}{kind}_bytes", size, key_ctx)
             if not prefix:
+                self.note_traffic(key, size, kind == "store")
                 self.add(f"{kind}s", 1, key_ctx)
                 self.add(sharing, size, key_ctx)
                 if self.rare_depth:
                     self.add("bytes_rare", size, key_ctx)
             state.add(kind)
-        return tuple(counted)
 
     def note_traffic(self, key: tuple, size: object, store: bool) -> None:
         """A distinct global access for the traffic model; where `place` did not say where
@@ -943,9 +938,7 @@ class KernelCounter:
             unit = max(size, base_type.deref().element_bytes)
             self.placing = self.place(arg, [], alias, unit, arg)
         try:
-            self.record_access(
-                (space, alias, "0." + node_text(member), key_ctx), size, read, write, names
-            )
+            self.record_access(member_key, size, read, write, names)
         finally:
             self.placing = None
         return member_type

@@ -188,7 +188,6 @@ def _affine(
         else:
             return None
     low = high = constant
-    span = 1.0
     count = 1.0
     lane_step = None
     for s, c in coefficients.items():
@@ -200,8 +199,7 @@ def _affine(
         count *= extent
         if s in lanes:
             lane_step = abs(c)
-    span = high - low + 1
-    return _Range(low, high, span, count, lane_step)
+    return _Range(low, high, high - low + 1, count, lane_step)
 
 
 def _affine_floor(arg: sympy.Expr, extents) -> dict[sympy.Symbol, float] | None:
@@ -267,8 +265,11 @@ def launch_traffic(
         if extent is None:
             return None
         extents[dim.symbol] = max(1.0, extent)
-    wave_extents, waves = _wave(dims, extents, threads, machine, block_threads)
+    wave_extents, waves = _wave(dims, extents, machine, block_threads)
     lanes = frozenset(d.symbol for d in dims if d.role == "lane")
+    guessed_dims = frozenset(
+        d.symbol for d in dims if any(s.name in guessed for s in d.extent.free_symbols)
+    )
     arrays: dict[str, ArrayTraffic] = {}
     spans: dict[tuple[str, bool], list[tuple[float, float, int]]] = {}
     sums: dict[tuple[str, bool], float] = {}
@@ -282,7 +283,7 @@ def launch_traffic(
             return None
         width = max(1, math.ceil(width))
         index = access.index
-        if index is not None and _uses_guesses(index, dims, guessed):
+        if index is not None and _uses_guesses(index, guessed_dims, guessed):
             index = None  # T8: a place over sizes nobody gave: no reuse is assumed
         rng = _affine(index, extents, values, lanes) if index is not None else None
         requested = threads * repeats * _sectors_per_lane(rng, access.unit, width)
@@ -346,18 +347,11 @@ def launch_traffic(
     )
 
 
-def _uses_guesses(index: sympy.Expr, dims: Sequence[Dim], guessed: frozenset[str]) -> bool:
+def _uses_guesses(
+    index: sympy.Expr, guessed_dims: frozenset[sympy.Symbol], guessed: frozenset[str]
+) -> bool:
     """Whether an index, or the range of a dim it moves over, rests on a default value."""
-    if not guessed:
-        return False
-    extents = {d.symbol: d.extent for d in dims}
-    for s in index.free_symbols:
-        if s.name in guessed:
-            return True
-        extent = extents.get(s)
-        if extent is not None and any(e.name in guessed for e in extent.free_symbols):
-            return True
-    return False
+    return any(s in guessed_dims or s.name in guessed for s in index.free_symbols)
 
 
 def _union_bytes(ranges: list[tuple[float, float, int]]) -> float:
@@ -379,7 +373,6 @@ def _union_bytes(ranges: list[tuple[float, float, int]]) -> float:
 def _wave(
     dims: Sequence[Dim],
     extents: dict[sympy.Symbol, float],
-    threads: float,
     machine: Machine,
     block_threads: float | None,
 ) -> tuple[dict[sympy.Symbol, float], int]:

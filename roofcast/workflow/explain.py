@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 
 import sympy
@@ -76,7 +77,7 @@ def explain(result: KernelResult, gpu: GPU) -> dict:
     verdict = result.verdict
     details = verdict.details if verdict is not None else {}
     decided_by = details.get("class")
-    dram = r.dram
+    dram = r.dram.to_json() if r.dram is not None else None
     return {
         "name": result.ir.name,
         "file": result.ir.file,
@@ -93,22 +94,20 @@ def explain(result: KernelResult, gpu: GPU) -> dict:
         "symbols": {name: _clean(values[name]) for name in sorted(r.unbound) if name in values},
         "defaults_applied": r.defaults_json(),
         "lines": rows,
-        "dram_bytes": dram.to_json() if dram is not None else None,
-        "dominant_lines": dominant_lines(result),
+        "dram_bytes": dram,
+        "dominant_lines": [line for line, _, _ in dominant_lines(dram)],
     }
 
 
-def dominant_lines(result: KernelResult, top: int = 3) -> list[int]:
-    """The source lines of the arrays that move the most DRAM bytes, most first (SARIF's
-    relatedLocations, explain's summary)."""
-    dram = result.resolved.dram
-    if dram is None:
-        return []
-    out: list[int] = []
-    for array in dram.arrays:  # already sorted by DRAM bytes, most first
-        for line in sorted(array.lines):
-            if line and line not in out:
-                out.append(line)
+def dominant_lines(dram: Mapping | None, top: int = 3) -> list[tuple[int, str, float]]:
+    """(line, array, its DRAM bytes) for the lines of the arrays that move the most in a
+    kernel's `dram_bytes` JSON, most first: explain's summary and SARIF's relatedLocations."""
+    out: list[tuple[int, str, float]] = []
+    for array in (dram or {}).get("arrays") or []:  # sorted by DRAM bytes, most first
+        moved = sum((array.get("dram_bytes") or {}).values())
+        for line in sorted(array.get("lines") or []):
+            if line and all(line != seen for seen, _, _ in out):
+                out.append((int(line), str(array["array"]), float(moved)))
     return out[:top]
 
 

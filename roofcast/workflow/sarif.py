@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from roofcast import __version__
+from roofcast.workflow.explain import dominant_lines
 from roofcast.workflow.view import kernel_views, rel_path
 
 SARIF_SCHEMA = (
@@ -69,29 +70,20 @@ def _notification(problem: Mapping, base_dir: Path | str) -> dict:
     return out
 
 
-def _dominant_lines(kernel: Mapping, file: str, top: int = 3) -> list[dict]:
+def _dominant_lines(kernel: Mapping, file: str) -> list[dict]:
     """The lines whose arrays move the most DRAM bytes in the launch traffic model, most
     first, each with what it moves (SARIF relatedLocations)."""
-    dram = kernel.get("dram_bytes") or {}
-    out: list[dict] = []
-    seen: set[int] = set()
-    for array in dram.get("arrays") or []:  # sorted by DRAM bytes, most first
-        moved = sum((array.get("dram_bytes") or {}).values())
-        for line in array.get("lines") or []:
-            if not line or line in seen or len(out) >= top:
-                continue
-            seen.add(line)
-            out.append(
-                {
-                    "id": len(out),
-                    "message": {"text": f"{array['array']}: {moved:.4g} DRAM bytes per launch"},
-                    "physicalLocation": {
-                        "artifactLocation": _artifact(file),
-                        "region": {"startLine": int(line)},
-                    },
-                }
-            )
-    return out
+    return [
+        {
+            "id": i,
+            "message": {"text": f"{array}: {moved:.4g} DRAM bytes per launch"},
+            "physicalLocation": {
+                "artifactLocation": _artifact(file),
+                "region": {"startLine": line},
+            },
+        }
+        for i, (line, array, moved) in enumerate(dominant_lines(kernel.get("dram_bytes")))
+    ]
 
 
 def fingerprint(key: str, gpu_key: str) -> str:
