@@ -325,14 +325,27 @@ def _value_in(
 _CALLER_BINDINGS = NodeCache(256)
 
 
-def caller_bindings(func: tree_sitter.Node, calls: CallSites | None) -> dict[str, sympy.Expr]:
-    """A function's parameters as its first caller in the folder passes them (one level up).
-    A fresh dict: callers may add to it."""
-    return dict(_CALLER_BINDINGS.get(func, partial(_first_caller_bindings, func, calls), id(calls)))
+#: how many callers up a function's parameters are followed (main -> run<T> -> kernel host)
+MAX_CALLER_LEVELS = 4
+
+
+def caller_bindings(
+    func: tree_sitter.Node, calls: CallSites | None, levels: int = MAX_CALLER_LEVELS
+) -> dict[str, sympy.Expr]:
+    """A function's parameters as its first caller in the folder passes them, the caller's
+    own parameters bound the same way up to `levels` callers up (a driver function between
+    `main` and the launch is common). A fresh dict: callers may add to it."""
+    if levels <= 0:
+        return {}
+    return dict(
+        _CALLER_BINDINGS.get(
+            func, partial(_first_caller_bindings, func, calls, levels), (id(calls), levels)
+        )
+    )
 
 
 def _first_caller_bindings(
-    func: tree_sitter.Node, calls: CallSites | None
+    func: tree_sitter.Node, calls: CallSites | None, levels: int
 ) -> dict[str, sympy.Expr]:
     params = [p.name for p in parameters(func)]
     if not params:
@@ -347,7 +360,8 @@ def _first_caller_bindings(
             continue
         if len(args.named_children) != len(params):
             continue
-        scope = HostScope(caller, call_grammar)
+        outer = caller_bindings(caller, calls, levels - 1)
+        scope = HostScope(caller, call_grammar, outer)
         out = {}
         for pname, arg in zip(params, args.named_children, strict=False):
             value = scope.value(arg, call.start_byte)

@@ -255,6 +255,7 @@ def resolve_counts(
             number = _number(bound, f"host value of {name}", clamped)
             if number > 0:
                 values[name] = number
+    launch_notes = _sizes_from_launch(fv, context, values)
     exprs: dict[str, sympy.Expr] = {
         f"flops_{c}": fv.flops_total(c, special_weights) for c in PRECISIONS
     }
@@ -291,7 +292,7 @@ def resolve_counts(
     symbolic = {k: e for k, e in partial.items() if e.free_symbols and k in _SHOWN_SYMBOLIC}
     numbers = {k: _evaluated(e, everything, k, clamped) for k, e in exprs.items()}
     special = {k.split(":", 1)[1]: v for k, v in numbers.items() if k.startswith("special:")}
-    notes = _openmp_runtime(fv, context, numbers)
+    notes = launch_notes + _openmp_runtime(fv, context, numbers)
     dram = (
         _launch_traffic(fv, everything, numbers["threads"], gpu, set(defaults))
         if gpu is not None
@@ -326,6 +327,49 @@ def resolve_counts(
         bindings=dict(everything),
         notes=notes,
     )
+
+
+#: the largest size U5 solves for (a bisection over 1..this)
+MAX_INFERRED_SIZE = 2**40
+
+
+def _sizes_from_launch(fv: FeatureVector, context, values: dict[str, float]) -> list[str]:
+    """Rule U5: an OpenMP region whose iteration count rests on one unbound name, launched
+    with a known geometry, ran about one iteration per launched thread (the runtime sizes
+    the grid from the trip count), so that name is solved from block x grid and added to
+    `values`. A runtime that caps its teams makes this a lower bound."""
+    if fv.work_items is None or context is None or not context.block or not context.grid:
+        return []
+    work = as_expr(fv.work_items)
+    if work.is_Number:
+        return []
+    free = [s for s in work.free_symbols if s.name not in values]
+    if len(free) != 1:
+        return []
+    name = free[0].name
+    launched = float(math.prod(context.block) * math.prod(context.grid))
+    bound = substitute(work, values)
+
+    def count(n: float) -> float:
+        try:
+            return float(evaluate(bound, {name: n}))
+        except (NotNumeric, OverflowError, ZeroDivisionError, ValueError, TypeError):
+            return math.nan
+
+    low, high = 1.0, float(MAX_INFERRED_SIZE)
+    if not (count(low) <= launched <= count(high)):
+        return []  # not increasing in the name, or the launch lies outside its range
+    while high - low > 1:
+        middle = math.floor((low + high) / 2)
+        if count(middle) < launched:
+            low = middle
+        else:
+            high = middle
+    values[name] = int(high)
+    return [
+        f"[U5] {name} = {high:g}: the region's iteration count taken from its launch "
+        f"({launched:g} threads)"
+    ]
 
 
 #: integer instructions the OpenMP offload runtime runs per launched device thread (entry,

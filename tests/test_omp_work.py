@@ -19,12 +19,13 @@ from roofcast.predictors.roofline import RooflinePredictor
 from roofcast.results import KernelResult
 
 
-def analyze(tmp_path: Path, source: str, block=None, grid=None) -> dict[str, KernelResult]:
+def analyze(
+    tmp_path: Path, source: str, block=None, grid=None, extra=None
+) -> dict[str, KernelResult]:
     path = tmp_path / "region.cpp"
     path.write_text(textwrap.dedent(source))
-    report = analyze_paths(
-        [path], load_gpu("rtx3080"), {}, RooflinePredictor(), LaunchContext(block=block, grid=grid)
-    )
+    context = LaunchContext(block=block, grid=grid, extra=dict(extra or {}))
+    report = analyze_paths([path], load_gpu("rtx3080"), {}, RooflinePredictor(), context)
     return {k.ir.name: k for k in report.kernels}
 
 
@@ -162,12 +163,71 @@ def test_the_openmp_runtime_adds_its_integer_work_per_launched_thread(tmp_path):
           for (int i = 0; i < n; i++) y[i] = a * x[i] + y[i];
         }
     """
-    bare = analyze(tmp_path, source)["saxpy"]
-    launched = analyze(tmp_path, source, block=(128, 1, 1), grid=(80, 1, 1))["saxpy"]
+    bare = analyze(tmp_path, source, extra={"n": 1024})["saxpy"]
+    launched = analyze(tmp_path, source, block=(128, 1, 1), grid=(80, 1, 1), extra={"n": 1024})[
+        "saxpy"
+    ]
     assert bare.resolved.notes == []  # no launch geometry: nothing is guessed
-    units = launched.resolved.threads  # n = 1024 (the default) iterations
+    units = launched.resolved.threads  # n = 1024 iterations, bound by the caller
     assert units == 1024
     added = launched.resolved.flops["int"] - bare.resolved.flops["int"]
     assert added == pytest.approx(40 * 128 * 80 / 1024)  # 40 per launched thread, per unit
     assert launched.to_json()["notes"][-1].startswith("[U4] OpenMP runtime: 40 int ops")
     assert launched.resolved.flops["sp"] == bare.resolved.flops["sp"]
+
+
+def test_an_unbound_iteration_count_is_solved_from_the_launch(tmp_path):
+    """U5: `n` reaches the region from nowhere; the runtime launched 80 x 128 threads for it,
+    so n is about 10,240, not the documented default 1024, and a note says so."""
+    source = """
+        void stencil(int n, const float *x, float *y) {
+          #pragma omp target teams distribute parallel for collapse(2)
+          for (int i = 1; i < n - 1; i++)
+            for (int j = 0; j < 4; j++) y[4 * i + j] = x[4 * i + j - 4] + x[4 * i + j + 4];
+        }
+    """
+    bare = analyze(tmp_path, source)["stencil"]
+    launched = analyze(tmp_path, source, block=(128, 1, 1), grid=(80, 1, 1))["stencil"]
+    assert bare.resolved.defaults == {"n": 1024}  # no launch: the documented default
+    assert launched.resolved.defaults == {}
+    assert launched.resolved.threads == 10240  # (n - 2) x 4 iterations, one per thread
+    assert launched.resolved.bindings["n"] == 2562
+    assert any(note.startswith("[U5] n = 2562") for note in launched.to_json()["notes"])
+    given = analyze(tmp_path, source, block=(128, 1, 1), grid=(80, 1, 1), extra={"n": 100})
+    assert given["stencil"].resolved.threads == 4 * 98  # a bound name is never overridden
+
+
+def test_sizes_reach_a_region_through_driver_functions(tmp_path):
+    """A size read from the command line in `main` reaches a region two calls down, and a
+    driver's own loop counter is its first value: `conv<T>(n, 3)` from `run(n)` from main."""
+    source = """
+        #include <cstdlib>
+        template <typename T>
+        void conv(const T *in, T *out, int width, int mask) {
+          #pragma omp target teams distribute parallel for
+          for (int i = 0; i < width; i++) {
+            T s = 0;
+            for (int j = 0; j < mask; j++) s += in[i + j];
+            out[i] = s;
+          }
+        }
+        void run(const float *in, float *out, int width) {
+          for (int mask = 3; mask < 9; mask += 2) conv<float>(in, out, width, mask);
+        }
+        int main(int argc, char **argv) {
+          int width = atoi(argv[1]);
+          float *in = 0, *out = 0;
+          run(in, out, width * 2);
+          return 0;
+        }
+    """
+    path = tmp_path / "region.cpp"
+    path.write_text(textwrap.dedent(source))
+    context = LaunchContext(exe_args="5000")
+    report = analyze_paths([path], load_gpu("rtx3080"), {}, RooflinePredictor(), context)
+    (region,) = report.kernels
+    assert region.resolved.defaults == {}
+    assert region.resolved.bindings["width"] == 10000  # 2 x argv[1], through run()
+    assert region.resolved.bindings["mask"] == 3
+    assert region.resolved.threads == 10000
+    assert region.resolved.flops["sp"] == 3
