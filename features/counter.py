@@ -52,6 +52,7 @@ from roofcast.features.sharedmem import (
 )
 from roofcast.features.symbolic import (
     BUILTIN_VECTORS,
+    THREAD_POSITION_PREFIXES,
     builtin,
     position_symbol,
     symbol,
@@ -81,6 +82,11 @@ MAX_VALUE_SIZE = 2048
 WORK_BUDGET = 300_000
 #: thread axes; OpenMP work-shared loop variables are given these as dependencies
 _X_AXIS = frozenset({"threadIdx.x", "blockIdx.x"})
+#: rule U6: a guard `position OP n` -> what n is beyond the position's largest value, with the
+#: position on the left, and on the right (`i < n` runs i up to n - 1; `i >= n` exits there)
+_GUARD_LEFT = {"<": 1, ">=": 1, "<=": 0, ">": 0}
+_GUARD_RIGHT = {">": 1, "<=": 1, ">=": 0, "<": 0}
+_LAUNCH_PREFIXES = (*THREAD_POSITION_PREFIXES, "blockDim_", "gridDim_")
 _SLOW_AXES = frozenset({"threadIdx.y", "threadIdx.z", "blockIdx.y", "blockIdx.z"})
 _ARITH = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"}
 _COMPARE = {"<", "<=", ">", ">=", "==", "!="}
@@ -708,6 +714,21 @@ class KernelCounter:
             Access(array, index, unit, width, store, self.nest_trips(key[-1]), line, indirect)
         )
 
+    def note_atomic(
+        self, base: tree_sitter.Node, indices: list[tree_sitter.Node], node: tree_sitter.Node
+    ) -> None:
+        """An atomic on global memory, for the traffic model only (T9): L2 performs it, so
+        its element is read from DRAM once and written back, like a read-modify-write; the
+        per-thread byte counts leave atomics out (they are counted as `atomics`)."""
+        base_type, space, alias, _ = self.resolve_base(base)
+        if space != "global":
+            return
+        element = base_type.deref() if base_type.pointer else base_type
+        size = element.element_bytes if not element.pointer else 8
+        array, index, unit, line, indirect = self.place(base, indices, alias, max(size, 1), node)
+        repeats = self.nest_trips(self.key)
+        self.accesses.append(Access(array, index, unit, size, True, repeats, line, indirect))
+
     def _is_loaded(self, node: tree_sitter.Node) -> bool:
         stack = [node]
         while stack:
@@ -1023,9 +1044,10 @@ class KernelCounter:
             self.next_atomic = False
             self.add("atomics")
             if left is not None and left.type == "subscript_expression":
-                _, indices = self.base_of(left)
+                base, indices = self.base_of(left)
                 for index in indices:
                     self.expr(index)
+                self.note_atomic(base, indices, left)
                 return rt
         lt = self.lvalue(left, read=op != "=")
         if op in _ASSIGN_OPS:
@@ -1111,11 +1133,14 @@ class KernelCounter:
             if args and args[0].type == "pointer_expression":
                 inner = args[0].child_by_field_name("argument")
                 if inner is not None and inner.type == "subscript_expression":
-                    _, indices = self.base_of(inner)
+                    base, indices = self.base_of(inner)
                     for index in indices:
                         self.expr(index)
+                    self.note_atomic(base, indices, inner)
             elif args:
                 self.expr(args[0])
+                if args[0].type == "identifier":
+                    self.note_atomic(args[0], [], args[0])
             return INT
         if bare in mf.BARRIERS and bare != "sync":
             self.add("barriers")
@@ -1891,6 +1916,8 @@ class KernelCounter:
         while True:
             self.add("branches")
             cond = node.child_by_field_name("condition")
+            if cond is not None and not self.frames and not self.inline_depth:
+                self._note_thread_guards(cond)
             if cond is not None:
                 for child in cond.named_children:
                     self.expr(child) if child.type != "declaration" else self.stmt(child)
@@ -1912,6 +1939,44 @@ class KernelCounter:
             node = children[0]
         for child in children:
             self.stmt(child)
+
+    def _note_thread_guards(self, cond: tree_sitter.Node) -> None:
+        """Rule U6's input: the comparisons of a thread position with a plain name in a
+        guard's `&&`/`||` chain (`i < n`, `n > i`, `i >= n`), the first of each name."""
+        pending = list(cond.named_children)
+        while pending:
+            node = pending.pop()
+            while node.type == "parenthesized_expression" and node.named_children:
+                node = node.named_children[0]
+            if node.type != "binary_expression":
+                continue
+            op = operator(node)
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is None or right is None:
+                continue
+            if op in ("&&", "||"):
+                pending += [right, left]
+                continue
+            if op in _GUARD_LEFT:  # `i < n` and `n > i` both say n = largest i + 1
+                self._note_thread_guard(left, right, _GUARD_LEFT[op])
+                self._note_thread_guard(right, left, _GUARD_RIGHT[op])
+
+    def _note_thread_guard(
+        self, position: tree_sitter.Node, name: tree_sitter.Node, offset: int
+    ) -> None:
+        if name.type != "identifier":
+            return
+        bound = self.value(name)
+        where = self.value(position)
+        if not isinstance(bound, sympy.Symbol) or bound.name.startswith(THREAD_POSITION_PREFIXES):
+            return
+        if where is None or bound.name in self.fv.thread_guards:
+            return
+        names = {s.name for s in where.free_symbols}
+        if not any(n.startswith(THREAD_POSITION_PREFIXES) for n in names):
+            return
+        if all(n.startswith(_LAUNCH_PREFIXES) for n in names):
+            self.fv.thread_guards[bound.name] = (where, offset)
 
     def _s_preproc_include(self, node: tree_sitter.Node) -> None:
         """A header pasted into a body (`for (...) { #include "step.h" }`): count its code."""

@@ -255,7 +255,7 @@ def resolve_counts(
             number = _number(bound, f"host value of {name}", clamped)
             if number > 0:
                 values[name] = number
-    launch_notes = _sizes_from_launch(fv, context, values)
+    launch_notes = _sizes_from_launch(fv, context, values) + _sizes_from_guards(fv, values)
     exprs: dict[str, sympy.Expr] = {
         f"flops_{c}": fv.flops_total(c, special_weights) for c in PRECISIONS
     }
@@ -372,6 +372,51 @@ def _sizes_from_launch(fv: FeatureVector, context, values: dict[str, float]) -> 
     ]
 
 
+def _sizes_from_guards(fv: FeatureVector, values: dict[str, float]) -> list[str]:
+    """Rule U6: a CUDA kernel that guards its threads with `i < n` was launched with about
+    n threads along i: an unbound n is the largest i of the launch plus one (the launch
+    dims are in `values` only where the launch is known)."""
+    notes = []
+    for name, (position, offset) in fv.thread_guards.items():
+        if name in values:
+            continue
+        largest = _largest_position(position, values)
+        if largest is None or largest + offset < 1:
+            continue
+        values[name] = largest + offset
+        notes.append(
+            f"[U6] {name} = {largest + offset:g}: the thread guard's bound, from the launch"
+        )
+    return notes
+
+
+_EXTENT_OF = {"threadIdx": "blockDim", "blockIdx": "gridDim"}
+
+
+def _largest_position(position: sympy.Expr, values: Mapping[str, float]) -> int | None:
+    """The largest value of a thread position (a polynomial in threadIdx/blockIdx with
+    non-negative coefficients once the launch dims are bound) over the launch, or None."""
+    bound = substitute(position, values)
+    corners: dict[str, float] = {}
+    for s in bound.free_symbols:
+        base, _, axis = s.name.partition("_")
+        extent = values.get(f"{_EXTENT_OF.get(base, '')}_{axis}")
+        if extent is None:
+            return None
+        corners[s.name] = extent - 1
+    try:
+        poly = sympy.Poly(bound, *sorted(bound.free_symbols, key=str)) if corners else None
+    except sympy.PolynomialError:
+        return None
+    if poly is not None and any(c < 0 for c in poly.coeffs()):
+        return None
+    try:
+        largest = float(evaluate(bound, corners))
+    except (NotNumeric, OverflowError, ZeroDivisionError, ValueError, TypeError):
+        return None
+    return int(largest) if math.isfinite(largest) and largest >= 0 else None
+
+
 #: integer instructions the OpenMP offload runtime runs per launched device thread (entry,
 #: worksharing-loop setup and teardown): rule U4, chosen on dev.csv by family-grouped CV
 OPENMP_RUNTIME_INT_OPS = 40
@@ -402,8 +447,6 @@ def _launch_traffic(
 ) -> LaunchTraffic | None:
     """The traffic model on the kernel's accesses, every name bound as the counts are
     (names only an index uses get their documented defaults too)."""
-    if not fv.accesses:
-        return None
     dims = {d.symbol for d in fv.dims}
     names: set[str] = set()
     for access in fv.accesses:

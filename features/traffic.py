@@ -257,8 +257,18 @@ def launch_traffic(
     guessed: frozenset[str] = frozenset(),
 ) -> LaunchTraffic | None:
     """DRAM load and store bytes of the whole launch, or None when nothing is known."""
-    if not accesses or threads <= 0:
+    if threads <= 0:
         return None
+    if not accesses:  # T7: a kernel that touches no global memory still reads its launch
+        return LaunchTraffic(
+            load=LAUNCH_OVERHEAD,
+            store=0.0,
+            arrays=[],
+            working_set=0.0,
+            l2_bytes=machine.l2_bytes,
+            waves=1,
+            decision="fits L2",
+        )
     extents: dict[sympy.Symbol, float] = {}
     for dim in dims:
         extent = _number(dim.extent, values)
@@ -274,6 +284,7 @@ def launch_traffic(
     spans: dict[tuple[str, bool], list[tuple[float, float, int]]] = {}
     sums: dict[tuple[str, bool], float] = {}
     wave_sums: dict[str, float] = {}
+    wave_spans: dict[str, list[tuple[float, float, int]]] = {}
     for access in accesses:
         traffic = arrays.setdefault(access.array, ArrayTraffic(access.array))
         traffic.lines.add(access.line)
@@ -308,6 +319,10 @@ def launch_traffic(
         wave_rng = _affine(index, wave_extents, values, lanes) if waves > 1 else rng
         wave_fp = _footprint(wave_rng, access.unit, width) if wave_rng else footprint
         wave_sums[access.array] = wave_sums.get(access.array, 0.0) + min(wave_fp, footprint)
+        if wave_rng is not None:
+            wave_spans.setdefault(access.array, []).append(
+                (wave_rng.low, wave_rng.high, access.unit)
+            )
     for (array, store), total in sums.items():
         union = _union_bytes(spans.get((array, store), []))
         footprint = min(total, union) if arrays[array].exact and union else total
@@ -316,9 +331,11 @@ def launch_traffic(
         else:
             arrays[array].load_footprint = footprint
     for array, traffic in arrays.items():
-        traffic.wave_footprint = min(
-            wave_sums.get(array, 0.0), traffic.load_footprint + traffic.store_footprint
-        )
+        wave = wave_sums.get(array, 0.0)
+        union = _union_bytes(wave_spans.get(array, []))
+        if traffic.exact and union:
+            wave = min(wave, union)  # a stencil's neighbours in one wave overlap (T4)
+        traffic.wave_footprint = min(wave, traffic.load_footprint + traffic.store_footprint)
     working_set = sum(max(a.load_footprint, a.store_footprint) for a in arrays.values())
     wave_set = sum(a.wave_footprint for a in arrays.values())
     if working_set <= machine.l2_bytes:

@@ -176,6 +176,7 @@ def test_the_openmp_runtime_adds_its_integer_work_per_launched_thread(tmp_path):
     assert launched.resolved.flops["sp"] == bare.resolved.flops["sp"]
 
 
+@pytest.mark.rule("U5")
 def test_an_unbound_iteration_count_is_solved_from_the_launch(tmp_path):
     """U5: `n` reaches the region from nowhere; the runtime launched 80 x 128 threads for it,
     so n is about 10,240, not the documented default 1024, and a note says so."""
@@ -231,3 +232,38 @@ def test_sizes_reach_a_region_through_driver_functions(tmp_path):
     assert region.resolved.bindings["mask"] == 3
     assert region.resolved.threads == 10000
     assert region.resolved.flops["sp"] == 3
+
+
+@pytest.mark.rule("U6")
+def test_a_cuda_thread_guard_bounds_its_size_by_the_launch(tmp_path):
+    """`if (i >= n) return;` on 40 x 256 threads: n is 10,240, and the inner loop to n (an
+    n-body's) runs 10,240 times, not the default 1024; `i < m` inside a loop guards no thread."""
+    source = """
+        __global__ void energy(const float4 *p, float *e, int n, int m) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i >= n) return;
+          float s = 0.0f;
+          for (int j = 0; j < n; j++) {
+            float dx = p[j].x - p[i].x;
+            s += dx * dx;
+            if (i < m) s += 1.0f;
+          }
+          for (int k = 0; k < m; k++) s *= 0.5f;
+          e[i] = s;
+        }
+    """
+    path = tmp_path / "nbody.cu"
+    path.write_text(textwrap.dedent(source))
+
+    def run(context: LaunchContext) -> KernelResult:
+        report = analyze_paths([path], load_gpu("rtx3080"), {}, RooflinePredictor(), context)
+        return report.kernels[0]
+
+    bare = run(LaunchContext())
+    launched = run(LaunchContext(block=(256, 1, 1), grid=(40, 1, 1)))
+    assert bare.resolved.defaults == {"n": 1024, "m": 1024}
+    assert launched.resolved.bindings["n"] == 10240
+    assert launched.resolved.defaults == {"m": 1024}  # m guards no thread
+    sp_per_j = (bare.resolved.flops["sp"] - 1024) / 1024  # the k loop: 1024 multiplies
+    assert launched.resolved.flops["sp"] == 10240 * sp_per_j + 1024
+    assert "[U6] n = 10240" in " ".join(launched.resolved.notes)

@@ -251,3 +251,56 @@ def test_textbook_dram_bytes_match_the_hand_counts():
         else:
             far += 1
     assert near >= 12
+
+
+@pytest.mark.rule("T4")
+def test_a_waves_stencil_neighbours_are_one_range(tmp_path):
+    """A 5-point stencil over 4096 x 4096 doubles (128 MiB each array) spills L2 as a whole,
+    but one wave (a run of blocks with its halo rows) fits: u is read about once, not once
+    per neighbour."""
+    k = launch(
+        tmp_path,
+        """\
+        __global__ void step(const double* u, double* out) {
+          int i = blockIdx.y * blockDim.y + threadIdx.y + 1;
+          int j = blockIdx.x * blockDim.x + threadIdx.x + 1;
+          out[i * 4096 + j] = u[i * 4096 + j + 1] + u[i * 4096 + j - 1]
+                            + u[(i + 1) * 4096 + j] + u[(i - 1) * 4096 + j] - 4 * u[i * 4096 + j];
+        }
+        """,
+        {},
+        (16, 16, 1),
+        (255, 255, 1),
+    )["step"]
+    u = arrays(k)["u"]
+    assert k["dram_bytes"]["l2_decision"] == "wave fits L2"
+    footprint = u["footprint_bytes"]["load"]
+    assert footprint == pytest.approx(4082 * 4096 * 8, rel=0.01)  # rows 0..4081, whole
+    assert u["dram_bytes"]["load"] == footprint  # not 5x: neighbours are one range
+
+
+@pytest.mark.rule("T7")
+def test_a_kernel_that_touches_no_memory_moves_its_overhead(tmp_path):
+    k = launch(tmp_path, "__global__ void nothing() {}\n", {}, (32, 1, 1), (1, 1, 1))["nothing"]
+    assert k["dram_bytes"]["load"] == LAUNCH_OVERHEAD and k["dram_bytes"]["store"] == 0
+
+
+@pytest.mark.rule("T9")
+def test_atomic_targets_are_written_back_once(tmp_path):
+    """A counter bumped by every thread is one 4-byte store; the per-thread bytes leave it out."""
+    source = """\
+        __global__ void count(int* total, const int* flags) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (flags[i]) atomicAdd(total, 1);
+        }
+        __global__ void bump(float* acc) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          atomicAdd(&acc[i % 64], 1.0f);
+        }
+        """
+    k = launch(tmp_path, source, {}, (256, 1, 1), (4096, 1, 1))
+    count = k["count"]
+    assert count["bytes_per_thread"]["store"] == 0 and count["features"]["atomics"] == 1
+    assert arrays(count)["total"]["dram_bytes"]["store"] == 4
+    assert count["dram_bytes"]["store"] == 4
+    assert arrays(k["bump"])["acc"]["dram_bytes"]["store"] > 0  # placed, if not exactly
