@@ -402,6 +402,10 @@ class KernelCounter:
     def _value_leaf(self, node: tree_sitter.Node) -> sympy.Expr | None | object:
         """The value of a node without operands, or _COMPOUND for one with them."""
         t = node.type
+        if t == "call_expression":
+            query = _omp_query(node)
+            if query is not None:
+                return builtin(*query.split("."))
         if t in _VALUE_OPERATIONS:
             return _COMPOUND
         if t == "number_literal":
@@ -536,6 +540,8 @@ class KernelCounter:
                 names.add(node_text(n))
             elif n.type == "field_expression" and node_text(n.named_children[0]) in BUILTIN_VECTORS:
                 names.add(" ".join(node_text(n).split()))  # `threadIdx.x`: which thread axis
+            elif n.type == "call_expression" and _omp_query(n) is not None:
+                names.add(cast(str, _omp_query(n)))  # omp_get_thread_num(): threadIdx.x
             else:
                 stack.extend(n.named_children)
         expanded = set(names)
@@ -2367,6 +2373,25 @@ _VALUE_OPERATIONS = frozenset(
 )
 _MINMAX_CALLS = ("min", "max", "umin", "umax", "fmin", "fmax")
 _CHAINS = {"+": ("+", "-"), "-": ("+", "-"), "*": ("*",)}
+
+
+#: OpenMP's thread queries as the CUDA builtins they stand for in a CUDA-style region (rule
+#: U3): a team is a block, its threads the block's
+OMP_QUERIES = {
+    "omp_get_thread_num": "threadIdx.x",
+    "omp_get_team_num": "blockIdx.x",
+    "omp_get_num_threads": "blockDim.x",
+    "omp_get_num_teams": "gridDim.x",
+}
+
+
+def _omp_query(node: tree_sitter.Node) -> str | None:
+    """The builtin an argument-less `omp_get_thread_num()` & co. stands for, else None."""
+    function = node.child_by_field_name("function")
+    args = node.child_by_field_name("arguments")
+    if function is None or function.type != "identifier" or args is None or args.named_children:
+        return None
+    return OMP_QUERIES.get(node_text(function))
 
 
 def _value_operands(node: tree_sitter.Node) -> tuple[tuple | None, list[tree_sitter.Node | None]]:

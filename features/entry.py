@@ -16,7 +16,7 @@ from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.openmp import pragma_words
 from roofcast.analyzer.parsing import NodeCache, captures, language, node_text
 from roofcast.features.counter import KernelCounter, Var, unwrap_declarator
-from roofcast.features.ompwork import region_shape, region_work
+from roofcast.features.ompwork import region_dims, region_shape, region_work
 from roofcast.features.symbolic import builtin, symbol
 from roofcast.features.traffic import Dim
 from roofcast.features.vector import TALLY_FIELDS, FeatureVector
@@ -256,6 +256,10 @@ def _count_openmp(counter: KernelCounter, ir: KernelIR) -> None:
         shape = region_shape(ir.pragma, inner)
         counter.fv.work_items, note = region_work(shape, counter.grammar, counter.value)
         counter.fv.notes.append(note)
+        dims, sizes = region_dims(shape, counter.grammar, counter.value)
+        counter.dims.extend(dims)
+        for name, size in sizes.items():
+            counter.fv.host_bindings.setdefault(name, size)
         return
     total = sympy.Integer(0)
     for loop, collapse in loops:

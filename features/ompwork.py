@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import sympy
 import tree_sitter
 from roofcast.analyzer.parsing import parse
-from roofcast.features.symbolic import symbol
+from roofcast.features.symbolic import builtin, symbol
+from roofcast.features.traffic import Dim
 
 _TEAMS = ("gridDim_x", "gridDim_y", "gridDim_z")
 _THREADS = ("blockDim_x", "blockDim_y", "blockDim_z")
@@ -140,3 +141,27 @@ def region_work(shape: RegionShape, grammar: str, value) -> tuple[sympy.Expr, st
     else:
         unit = "per thread"
     return work, f"no work-shared loop: counts {unit}; work = {' x '.join(parts)} [U3]"
+
+
+def region_dims(
+    shape: RegionShape, grammar: str, value
+) -> tuple[list[Dim], dict[str, sympy.Expr]]:
+    """The thread grid of a CUDA-style region for the traffic model (T2): its threads are the
+    lanes (omp_get_thread_num() is threadIdx.x), its teams the blocks (omp_get_team_num()
+    is blockIdx.x), sized as `region_work` sizes them; and the sizes its clauses give
+    omp_get_num_threads() / omp_get_num_teams() (blockDim_x / gridDim_x), a launch's first."""
+    dims = []
+    sizes: dict[str, sympy.Expr] = {}
+    for present, clause, position, extent_name in (
+        (shape.parallel, shape.threads, "threadIdx", _THREADS[0]),
+        (shape.teams, shape.num_teams, "blockIdx", _TEAMS[0]),
+    ):
+        if not present:
+            continue
+        size = clause_value(clause, grammar, value)
+        if size is not None:
+            sizes[extent_name] = size
+        extent = size if size is not None else symbol(extent_name)
+        role = "lane" if position == "threadIdx" else "block"
+        dims.append(Dim(builtin(position, "x"), extent, role))
+    return dims, sizes

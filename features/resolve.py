@@ -247,14 +247,15 @@ def resolve_counts(
         values.update({k: v for k, v in context.extra.items() if k not in values})
     host_values = {**exe_arg_values(context.exe_args if context is not None else ""), **values}
     clamped: dict[str, float] = {}
-    for name, expr in fv.host_bindings.items():
-        if name in values:
-            continue
-        bound = substitute(expr, host_values)
-        if not bound.free_symbols:
-            number = _number(bound, f"host value of {name}", clamped)
-            if number > 0:
-                values[name] = number
+    for _ in range(2):  # a second pass for values over others (U3's blockDim_x over `n`)
+        for name, expr in fv.host_bindings.items():
+            if name in values:
+                continue
+            bound = substitute(expr, {**host_values, **values})
+            if not bound.free_symbols:
+                number = _number(bound, f"host value of {name}", clamped)
+                if number > 0:
+                    values[name] = number
     launch_notes = _sizes_from_launch(fv, context, values) + _sizes_from_guards(fv, values)
     exprs: dict[str, sympy.Expr] = {
         f"flops_{c}": fv.flops_total(c, special_weights) for c in PRECISIONS

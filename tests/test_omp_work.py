@@ -267,3 +267,31 @@ def test_a_cuda_thread_guard_bounds_its_size_by_the_launch(tmp_path):
     sp_per_j = (bare.resolved.flops["sp"] - 1024) / 1024  # the k loop: 1024 multiplies
     assert launched.resolved.flops["sp"] == 10240 * sp_per_j + 1024
     assert "[U6] n = 10240" in " ".join(launched.resolved.notes)
+
+
+@pytest.mark.rule("U3")
+def test_a_cuda_style_region_has_a_thread_grid(tmp_path):
+    """omp_get_thread_num() / omp_get_team_num() are the lanes and blocks of the traffic
+    model, and omp_get_num_threads() x omp_get_num_teams() is the clauses' grid: a
+    grid-stride loop over 2^20 floats on 64 x 128 threads runs 128 times, and each array's
+    footprint is the whole 4 MiB once, not a guess per thread."""
+    source = """
+        void scale(const float *x, float *y) {
+          #pragma omp target teams num_teams(64) thread_limit(128)
+          {
+            #pragma omp parallel
+            {
+              int t = omp_get_team_num() * omp_get_num_threads() + omp_get_thread_num();
+              for (int i = t; i < 1048576; i += omp_get_num_threads() * omp_get_num_teams())
+                y[i] = 3.0f * x[i];
+            }
+          }
+        }
+    """
+    region = analyze(tmp_path, source)["scale"]
+    assert region.resolved.defaults == {}
+    assert region.resolved.threads == 64 * 128
+    assert region.resolved.flops["sp"] == 128  # 2^20 / (64 x 128) iterations
+    dram = {a.array: a for a in region.resolved.dram.arrays}
+    assert dram["x"].exact and dram["x"].load_footprint == 4 * 1048576
+    assert dram["y"].store_footprint == 4 * 1048576
