@@ -150,7 +150,13 @@ class HostScope:
             earlier = [v for start, v in self.defs.get(name, []) if start < before]
             if earlier:
                 return self.value(earlier[-1], earlier[-1].start_byte, depth + 1)
-            return self.outer.get(name)
+            if name in self.outer:
+                return self.outer[name]
+            initializer = file_initializers(self.func).get(name)
+            # a file-level `int N = 4096;` (rule D7): its initializer, with no local in view
+            return self.value(initializer, 0, depth + 1) if initializer is not None else None
+        if t == "conditional_expression":
+            return self._conditional(node, before, depth)
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
             words = node_text(inner).replace("*", " * ").split() if inner is not None else []
@@ -195,6 +201,73 @@ class HostScope:
                     return sympy.Min(a, b) if fn.endswith("min") else sympy.Max(a, b)
             return None
         return None
+
+
+    def _conditional(
+        self, node: tree_sitter.Node, before: int, depth: int
+    ) -> sympy.Expr | None:
+        """`c ? a : b` with `c` a comparison: a piecewise value, decided once the command
+        line binds its names (`(B <= 0) ? 1 : B`)."""
+        condition = node.child_by_field_name("condition")
+        while condition is not None and condition.type == "parenthesized_expression":
+            condition = condition.named_children[0] if condition.named_children else None
+        yes = self.value(node.child_by_field_name("consequence"), before, depth + 1)
+        no = self.value(node.child_by_field_name("alternative"), before, depth + 1)
+        if yes is None or no is None:
+            return None
+        if yes == no:
+            return yes
+        if condition is None or condition.type != "binary_expression":
+            return None
+        relation = _RELATIONS.get(operator(condition))
+        left = self.value(condition.child_by_field_name("left"), before, depth + 1)
+        right = self.value(condition.child_by_field_name("right"), before, depth + 1)
+        if relation is None or left is None or right is None:
+            return None
+        try:
+            return sympy.Piecewise((yes, relation(left, right)), (no, True))
+        except (TypeError, ValueError):
+            return None
+
+
+_RELATIONS = {
+    "<": sympy.Lt,
+    "<=": sympy.Le,
+    ">": sympy.Gt,
+    ">=": sympy.Ge,
+    "==": sympy.Eq,
+    "!=": sympy.Ne,
+}
+
+_FILE_INITIALIZERS = NodeCache(64)
+
+
+def file_initializers(func: tree_sitter.Node) -> dict[str, tree_sitter.Node]:
+    """name -> initializer of the file-level declarations of the file that holds `func`
+    (`int N = 4096;`, `const size_t M = N * 2;`), the last one of a name."""
+    root = func
+    while root.parent is not None:
+        root = root.parent
+
+    def collect() -> dict[str, tree_sitter.Node]:
+        found: dict[str, tree_sitter.Node] = {}
+        for decl in root.named_children:
+            if decl.type != "declaration":
+                continue
+            for declarator in decl.children_by_field_name("declarator"):
+                name = declarator.child_by_field_name("declarator")
+                value = declarator.child_by_field_name("value")
+                if (
+                    declarator.type == "init_declarator"
+                    and name is not None
+                    and name.type == "identifier"
+                    and value is not None
+                    and value.type != "initializer_list"
+                ):
+                    found[node_text(name)] = value
+        return found
+
+    return _FILE_INITIALIZERS.get(root, collect)
 
 
 def bind_call(

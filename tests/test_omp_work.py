@@ -295,3 +295,39 @@ def test_a_cuda_style_region_has_a_thread_grid(tmp_path):
     dram = {a.array: a for a in region.resolved.dram.arrays}
     assert dram["x"].exact and dram["x"].load_footprint == 4 * 1048576
     assert dram["y"].store_footprint == 4 * 1048576
+
+
+@pytest.mark.rule("D8")
+def test_host_values_follow_file_initialisers_and_conditionals(tmp_path):
+    """`array_size = ARRAY_SIZE` (a file-level int) and `batch = (B > 4) ? 4 : B` with B
+    from argv: 4 when the command line gives 7, and 2 when it gives 2."""
+    source = """
+        #include <cstdlib>
+        int ARRAY_SIZE = 1 << 20;
+        __global__ void scale(float *x, int n, int batch) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          for (int b = 0; b < batch; b++) x[b * n + i] *= 2.0f;
+        }
+        void run(float *x, int B) {
+          const int array_size = ARRAY_SIZE;
+          int batch = (B > 4) ? 4 : B;
+          scale<<<array_size / 256, 256>>>(x, array_size, batch);
+        }
+        int main(int argc, char **argv) {
+          float *x = 0;
+          run(x, atoi(argv[1]));
+        }
+    """
+    path = tmp_path / "host.cu"
+    path.write_text(textwrap.dedent(source))
+
+    def run(args: str) -> KernelResult:
+        report = analyze_paths(
+            [path], load_gpu("rtx3080"), {}, RooflinePredictor(), LaunchContext(exe_args=args)
+        )
+        return report.kernels[0]
+
+    seven, two = run("7"), run("2")
+    assert seven.resolved.defaults == {} and two.resolved.defaults == {}
+    assert seven.resolved.bindings["n"] == 1 << 20
+    assert seven.resolved.flops["sp"] == 4 and two.resolved.flops["sp"] == 2
