@@ -21,7 +21,7 @@ from roofcast.features.vector import STRUCTURE_FIELDS, FeatureVector
 from roofcast.gpu_specs.opclasses import CLASSES, PRECISIONS
 
 DEFAULT_SYMBOL_VALUE = 1024
-DEFAULT_TRIP_COUNT = 16
+DEFAULT_TRIP_COUNT = 4
 DEFAULT_LAUNCH = {
     "blockDim_x": 256,
     "blockDim_y": 1,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import sympy
+from roofcast.features.resolve import DEFAULT_TRIP_COUNT
 from roofcast.features.vector import SPECIAL_FLOP_WEIGHTS
 from roofcast.gpu_specs import load_gpu
 
@@ -381,7 +382,7 @@ def test_grid_stride_loop_runs_the_average_trip_count(tmp_path):
     assert k.resolved.defaults == {"n": 1024, "blockDim_x": 256, "gridDim_x": 1024}
 
 
-def test_while_loop_has_an_unknown_trip_symbol_with_default_16(tmp_path):
+def test_while_loop_has_an_unknown_trip_symbol_with_its_documented_default(tmp_path):
     source = """\
         __global__ void halving(const int* x, int* y) {
           int i = threadIdx.x;
@@ -397,8 +398,8 @@ def test_while_loop_has_an_unknown_trip_symbol_with_default_16(tmp_path):
     assert trip == "trip_L4"
     assert k.features.unknown_trip_loops == 1
     assert trip in k.resolved.unbound
-    assert k.resolved.defaults == {trip: 16}
-    assert k.resolved.flops["int"] == 2 * 16  # v > 1 and v / 2 per iteration
+    assert k.resolved.defaults == {trip: DEFAULT_TRIP_COUNT} and DEFAULT_TRIP_COUNT == 4
+    assert k.resolved.flops["int"] == 2 * 4  # v > 1 and v / 2 per iteration
     assert "default" in k.verdict.reason
     bound = one(tmp_path, source, defines={trip: "10"})
     assert bound.resolved.flops["int"] == 20 and not bound.resolved.defaults
@@ -423,8 +424,8 @@ def test_do_loop_and_data_dependent_bound_are_unknown(tmp_path):
     assert len(expected) == 3
     assert set(k.resolved.defaults) == expected
     assert k.features.unknown_trip_loops == 3
-    # 3 unknown loops, one sp op each per iteration, 16 iterations by default
-    assert k.resolved.flops["sp"] == 3 * 16
+    # 3 unknown loops, one sp op each per iteration, DEFAULT_TRIP_COUNT iterations by default
+    assert k.resolved.flops["sp"] == 3 * DEFAULT_TRIP_COUNT
 
 
 def test_bound_changed_in_the_body_is_unknown(tmp_path):
