@@ -191,6 +191,8 @@ class KernelCounter:
         self.access_state: dict[tuple, set[str]] = {}
         self.array_indices: dict[tuple[str, tuple[int, ...]], set[str]] = defaultdict(set)
         self.arrays: set[str] = set()
+        #: (node id, start, end) -> the names written in it (`_names_in`); this kernel's trees
+        self.written_names: dict[tuple[int, int, int], frozenset[str]] = {}
         self.inline_depth = 0
         self.rare_depth = 0
         self.pasting: list[str] = []
@@ -532,8 +534,26 @@ class KernelCounter:
         return node, indices
 
     def identifiers(self, nodes: list[tree_sitter.Node]) -> set[str]:
+        """The names an expression reads, with the names their values were derived from."""
         names: set[str] = set()
-        stack = list(nodes)
+        for node in nodes:
+            names |= self._names_in(node)
+        expanded = set(names)
+        for name in names:
+            var = self.lookup(name)
+            if var is not None:
+                expanded |= var.deps
+        return expanded
+
+    def _names_in(self, node: tree_sitter.Node) -> frozenset[str]:
+        """The names written in an expression (a node's text never changes: asked again for
+        each access through it and each inlined call, walked once per kernel)."""
+        key = (node.id, node.start_byte, node.end_byte)
+        found = self.written_names.get(key)
+        if found is not None:
+            return found
+        names: set[str] = set()
+        stack = [node]
         while stack:
             n = stack.pop()
             if n.type == "identifier":
@@ -544,12 +564,8 @@ class KernelCounter:
                 names.add(cast(str, _omp_query(n)))  # omp_get_thread_num(): threadIdx.x
             else:
                 stack.extend(n.named_children)
-        expanded = set(names)
-        for name in names:
-            var = self.lookup(name)
-            if var is not None:
-                expanded |= var.deps
-        return expanded
+        found = self.written_names[key] = frozenset(names)
+        return found
 
     @staticmethod
     def sharing(names: set[str]) -> str:
