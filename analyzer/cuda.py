@@ -11,7 +11,12 @@ import tree_sitter
 from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
 from roofcast.analyzer.functionscan import scan_function
-from roofcast.analyzer.hostvalues import bind_call, caller_bindings, device_allocations
+from roofcast.analyzer.hostvalues import (
+    HostScope,
+    bind_call,
+    caller_bindings,
+    device_allocations,
+)
 from roofcast.analyzer.index import FileIndex, FunctionInfo, parameters
 from roofcast.analyzer.model import KernelIR, LaunchSite, Param
 from roofcast.analyzer.parsing import NodeCache, node_text
@@ -115,6 +120,7 @@ def kernels_in(
         host = ""
         footprint: sympy.Expr | None = None
         bindings: dict[str, sympy.Expr] = {}
+        launch_defines: dict[str, str] = {}
         if sites:
             call = sites[0][1]
             host_fn = _enclosing_function(call)
@@ -133,6 +139,7 @@ def kernels_in(
                     outer,
                 )
             if host_fn is not None:
+                launch_defines = _template_arguments(call, fn.template_params, host_fn, outer)
                 footprint = _HOST_FOOTPRINT.get(
                     host_fn, partial(_footprint, host_fn, outer), tuple(outer.items())
                 )
@@ -152,12 +159,37 @@ def kernels_in(
                 launches=[s for s, _ in sites],
                 host_context=host,
                 host_bindings=bindings,
+                launch_defines=launch_defines,
                 footprint=footprint,
                 ast=fn.node,
                 context=context,
             )
         )
     return kernels
+
+
+def _template_arguments(
+    call: tree_sitter.Node,
+    names: list[str],
+    host_fn: tree_sitter.Node,
+    outer: dict[str, sympy.Expr],
+) -> dict[str, str]:
+    """`k<double, 4 * W><<<...>>>(...)` -> {T: "double", B: "32"} for `template <typename T,
+    int B>`: types as written, values where host code makes them a whole number."""
+    function = call.child_by_field_name("function")
+    arguments = function.child_by_field_name("arguments") if function is not None else None
+    if function is None or function.type != "template_function" or arguments is None:
+        return {}
+    scope = HostScope(host_fn, "cuda", outer)
+    out: dict[str, str] = {}
+    for name, argument in zip(names, arguments.named_children, strict=False):
+        if argument.type == "type_descriptor":
+            out[name] = " ".join(node_text(argument).split())
+            continue
+        value = scope.value(argument, call.start_byte)
+        if value is not None and value.is_Integer:
+            out[name] = str(int(value))
+    return out
 
 
 # Kernels launched from one host function (often all of a file's) share its footprint.

@@ -71,6 +71,9 @@ class KernelIR:
     #: -D of the compile command the kernel's file was analysed with (compile_commands.json),
     #: less those the command line sets or unsets: bound at counting time as --define is
     build_defines: dict[str, str] = field(default_factory=dict)
+    #: CUDA: the template arguments of the kernel's first launch (`k<double, 8><<<...>>>`), by
+    #: template parameter: bound as `--define T=double` would be, under any other binding
+    launch_defines: dict[str, str] = field(default_factory=dict)
     #: which compile command that was ({"entry": n, "file": as written}); None without one
     compile_unit: dict[str, Any] | None = None
     ast: Any = field(default=None, repr=False, compare=False)

@@ -43,7 +43,8 @@ def count_features(
     """Per-thread (CUDA) or per-iteration (OpenMP) counts of one kernel; see docs/counting.md.
     `by_line`: also each source line's counts (`fv.by_line`, for `explain`); `line_loops`:
     the loops around each line (`fv.line_loops`, for compile mode)."""
-    counter = KernelCounter(ir, defines or {})
+    defines = {**ir.launch_defines, **(defines or {})}  # the launch's template arguments last
+    counter = KernelCounter(ir, defines)
     counter.track_lines = line_loops
     if by_line:
         counter.line_tallies = defaultdict(lambda: defaultdict(float))

@@ -749,3 +749,28 @@ def test_a_file_level_integer_is_bound_to_its_initialiser(tmp_path):
     assert "SIZE" not in k.resolved.defaults and "SIZE" not in k.resolved.unbound
     bound = analyze(tmp_path, source, defines={"SIZE": "8"})["rows"]
     assert bound.resolved.flops["sp"] == 8  # -D wins over the initialiser
+
+
+@pytest.mark.rule("D9")
+def test_a_launch_binds_the_kernels_template_arguments(tmp_path):
+    """`k<double, 4 * W><<<...>>>` with W = 2: a double-precision kernel of 8 trips, not the
+    float default and the 1024 guess; a --define still wins."""
+    source = """\
+        template <typename T, int ITEMS>
+        __global__ void k(const T* in, T* out) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          T s = 0;
+          for (int j = 0; j < ITEMS; j++) s += in[i * ITEMS + j];
+          out[i] = s;
+        }
+        void run(const float* a, float* b) {
+          const int W = 2;
+          k<double, 4 * W><<<1024, 256>>>(a, b);
+        }
+        """
+    k = analyze(tmp_path, source)["k"]
+    assert k.resolved.defaults == {}
+    assert k.resolved.flops["dp"] == 8 and k.resolved.flops["sp"] == 0
+    assert k.resolved.load_bytes == 8 * 8
+    given = analyze(tmp_path, source, defines={"T": "float"})["k"]
+    assert given.resolved.flops["sp"] == 8 and given.resolved.load_bytes == 4 * 8
