@@ -751,6 +751,26 @@ class KernelCounter:
         repeats = self.nest_trips(self.key)
         self.accesses.append(Access(array, index, unit, size, True, repeats, line, indirect))
 
+    def note_atomic_pointer(self, pointer: tree_sitter.Node) -> None:
+        """An atomic through a pointer expression (`total`, `hist + 256 * b + k`): placed by
+        `pointer_target` for the traffic model (T9), its element the pointer's."""
+        target = self.pointer_target(pointer)
+        base: tree_sitter.Node | None = _uncast(pointer)
+        while base is not None and base.type == "binary_expression":  # `a + i + j`: a
+            left = base.child_by_field_name("left")
+            base = _uncast(left) if left is not None else None
+        if target is None or base is None or base.type != "identifier":
+            return
+        base_type, space, _, _ = self.resolve_base(base)
+        if space != "global" or not base_type.pointer:
+            return
+        size = max(1, base_type.deref().element_bytes)
+        array, offset = target
+        index = offset / size if offset is not None else None
+        line = pointer.start_point[0] + 1 + self.line_offset
+        repeats = self.nest_trips(self.key)
+        self.accesses.append(Access(array, index, size, size, True, repeats, line, False))
+
     def _is_loaded(self, node: tree_sitter.Node) -> bool:
         stack = [node]
         while stack:
@@ -1161,8 +1181,7 @@ class KernelCounter:
                     self.note_atomic(base, indices, inner)
             elif args:
                 self.expr(args[0])
-                if args[0].type == "identifier":
-                    self.note_atomic(args[0], [], args[0])
+                self.note_atomic_pointer(args[0])
             return INT
         if bare in mf.BARRIERS and bare != "sync":
             self.add("barriers")
@@ -1834,15 +1853,25 @@ class KernelCounter:
         node = _uncast(value_node)
         offset: sympy.Expr | None = sympy.Integer(0)
         if node.type == "binary_expression" and operator(node) in ("+", "-"):
-            right = node.child_by_field_name("right")
-            left = node.child_by_field_name("left")
-            if left is None:
+            # `a + i + j*n` is `(a + i) + j*n`: every right operand steps from the pointer
+            terms: list[tuple[tree_sitter.Node, int]] = []
+            left: tree_sitter.Node | None = node
+            while left is not None and left.type == "binary_expression" and len(terms) < 64:
+                if operator(left) not in ("+", "-"):
+                    return None
+                right = left.child_by_field_name("right")
+                if right is None:
+                    return None
+                terms.append((right, -1 if operator(left) == "-" else 1))
+                pointer = left.child_by_field_name("left")
+                left = _uncast(pointer) if pointer is not None else None
+            if left is None or pointer is None:
                 return None
-            step = self.expr_type_only_pointer(left)
-            offset = self.index_of(right)
-            if offset is not None:
-                offset = offset * step * (-1 if operator(node) == "-" else 1)
-            node = _uncast(left)
+            step = self.expr_type_only_pointer(pointer)
+            for right, sign in terms:
+                value = self.index_of(right)
+                offset = None if value is None or offset is None else offset + sign * value * step
+            node = left
         elif node.type == "pointer_expression" and operator(node) == "&":
             inner = node.child_by_field_name("argument")
             if inner is None or inner.type != "subscript_expression":

@@ -304,3 +304,28 @@ def test_atomic_targets_are_written_back_once(tmp_path):
     assert arrays(count)["total"]["dram_bytes"]["store"] == 4
     assert count["dram_bytes"]["store"] == 4
     assert arrays(k["bump"])["acc"]["dram_bytes"]["store"] > 0  # placed, if not exactly
+
+
+@pytest.mark.rule("T2")
+def test_a_cast_dereference_of_a_pointer_sum_is_placed_in_its_array(tmp_path):
+    """`*(char4*)(data + i + 4096*gx)`: the sum steps from `data`, so 1024 rows of 4 KiB are
+    4 MiB read once; `atomicAdd(dist + 1024*gx + gy, c)` places 1024 x 1024 ints (T9)."""
+    k = launch(
+        tmp_path,
+        """\
+        __global__ void pairs(const char* data, int* dist) {
+          int gx = blockIdx.x, gy = blockIdx.y;
+          for (int i = 4 * threadIdx.x; i < 4096; i += 128 * 4) {
+            char4 a = *(char4*)(data + i + 4096 * gx);
+            char4 b = *(char4*)(data + i + 4096 * gy);
+            atomicAdd(dist + 1024 * gx + gy, (a.x ^ b.x) + (a.y ^ b.y));
+          }
+        }
+        """,
+        {},
+        (128, 1, 1),
+        (1024, 1024, 1),
+    )["pairs"]
+    a = arrays(k)
+    assert a["data"]["from_index"] and a["data"]["footprint_bytes"]["load"] == 4 * MIB
+    assert a["dist"]["dram_bytes"]["store"] == 4 * MIB
