@@ -1144,7 +1144,16 @@ class KernelCounter:
             var.value = None
             var.index_value = None
             var.varying = var.varying or bool(self.frames)  # `i += s` in a loop
-            if var.points_into is not None:
+            pointer = var.space == "global" and var.type.pointer
+            if pointer and op in ("+=", "-=") and not self.frames and right is not None:
+                # `src += row * pitch + x` before any loop: the thread's own place in the array
+                array, start = var.points_into or (var.alias or name, sympy.Integer(0))
+                step = max(1, var.type.deref().element_bytes)
+                moved = self.index_of(right)
+                sign = -1 if op == "-=" else 1
+                offset = None if moved is None or start is None else start + sign * moved * step
+                var.points_into = (array, offset)
+            elif var.points_into is not None:
                 var.points_into = (var.points_into[0], None)  # `p += s`: somewhere in the array
 
     def _e_call_expression(self, node: tree_sitter.Node) -> CType:

@@ -329,3 +329,27 @@ def test_a_cast_dereference_of_a_pointer_sum_is_placed_in_its_array(tmp_path):
     a = arrays(k)
     assert a["data"]["from_index"] and a["data"]["footprint_bytes"]["load"] == 4 * MIB
     assert a["dist"]["dram_bytes"]["store"] == 4 * MIB
+
+
+@pytest.mark.rule("T2")
+def test_a_pointer_moved_to_the_threads_place_keeps_its_offset(tmp_path):
+    """`src += row * pitch + x` before any loop puts each thread at its own place: the tile
+    loop then reads the 4096 x 1024 image once, not one element row per thread."""
+    k = launch(
+        tmp_path,
+        """\
+        __global__ void rows(float* dst, const float* src, int pitch) {
+          int x = blockIdx.x * 64 + threadIdx.x;
+          int row = blockIdx.y;
+          src += row * pitch + x;
+          dst += row * pitch + x;
+          for (int i = 0; i < 4; i++) dst[16 * i] = 2.0f * src[16 * i];
+        }
+        """,
+        {"pitch": "4096"},
+        (16, 1, 1),
+        (64, 1024, 1),
+    )["rows"]
+    a = arrays(k)
+    assert a["src"]["from_index"] and a["src"]["footprint_bytes"]["load"] == 4 * 4096 * 1024
+    assert a["dst"]["footprint_bytes"]["store"] == 4 * 4096 * 1024
