@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, cast
 
 import sympy
 import tree_sitter
+from roofcast.analyzer.cvaluetree import apply_value, value_operands
 from roofcast.analyzer.index import function_name, parameters
 from roofcast.analyzer.parsing import (
     NodeCache,
@@ -166,42 +167,20 @@ class HostScope:
                 if word in _SIZES:
                     return sympy.Integer(_SIZES[word])
             return None
-        if t == "binary_expression":
-            a = self.value(node.child_by_field_name("left"), before, depth + 1)
-            b = self.value(node.child_by_field_name("right"), before, depth + 1)
-            if a is None or b is None:
-                return None
-            op = operator(node)
-            left: sympy.Expr = a  # not None: the lambdas below see them so
-            right: sympy.Expr = b
-            ops = {
-                "+": lambda: left + right,
-                "-": lambda: left - right,
-                "*": lambda: left * right,
-                "/": lambda: left / right if right != 0 else None,
-                "<<": lambda: left * 2**right,
-                ">>": lambda: left / 2**right,
-            }
-            return ops[op]() if op in ops else None
         if t == "call_expression":
             fn = node_text(cast(tree_sitter.Node, node.child_by_field_name("function")))
-            fn = fn.split("::")[-1]
             args = node.child_by_field_name("arguments")
             first = args.named_children[0] if args is not None and args.named_children else None
-            if fn in _ARGV_CALLS and first is not None:
+            if fn.split("::")[-1] in _ARGV_CALLS and first is not None:
                 match = re.fullmatch(r"argv\s*\[\s*(\d+)\s*\]", node_text(first))
                 return argv_symbol(int(match.group(1))) if match else None
-            if (
-                fn in ("min", "max", "std::min", "std::max")
-                and args is not None
-                and len(args.named_children) == 2
-            ):
-                a, b = (self.value(c, before, depth + 1) for c in args.named_children)
-                if a is not None and b is not None:
-                    return sympy.Min(a, b) if fn.endswith("min") else sympy.Max(a, b)
+        how, operands = value_operands(node)  # the counter's operator semantics (one evaluator)
+        if how is None:
             return None
-        return None
-
+        values = [self.value(operand, before, depth + 1) for operand in operands]
+        if any(v is None for v in values):
+            return None
+        return apply_value(how, cast(list[sympy.Expr], values))
 
     def _conditional(
         self, node: tree_sitter.Node, before: int, depth: int
@@ -381,13 +360,12 @@ def _value_in(
         name = node_text(node)
         earlier = [v for start, v in scope.defs.get(name, []) if start < at]
         return scope.value(earlier[-1], earlier[-1].start_byte) if earlier else None
-    if node.type == "binary_expression":
-        a = _value_in(scope, node.child_by_field_name("left"), at, depth + 1)
-        b = _value_in(scope, node.child_by_field_name("right"), at, depth + 1)
-        op = operator(node)
-        if a is None or b is None:
+    if node.type in ("binary_expression", "unary_expression"):
+        how, operands = value_operands(node)
+        values = [_value_in(scope, operand, at, depth + 1) for operand in operands]
+        if how is None or any(v is None for v in values):
             return None
-        return {"+": a + b, "-": a - b, "*": a * b}.get(op, a / b if op == "/" and b != 0 else None)
+        return apply_value(how, cast(list[sympy.Expr], values))
     return scope.value(node, at)
 
 

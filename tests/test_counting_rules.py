@@ -774,3 +774,25 @@ def test_a_launch_binds_the_kernels_template_arguments(tmp_path):
     assert k.resolved.load_bytes == 8 * 8
     given = analyze(tmp_path, source, defines={"T": "float"})["k"]
     assert given.resolved.flops["sp"] == 8 and given.resolved.load_bytes == 4 * 8
+
+
+@pytest.mark.rule("D8")
+def test_host_code_and_kernels_value_c_expressions_alike(tmp_path):
+    """One operator semantics on both sides of a launch: `-(-20) % 7 + max(3, 5) * (1 << 2)`
+    is 26 as a kernel's loop bound and as the host argument that sizes another loop."""
+    expression = "-(-20) % 7 + max(3, 5) * (1 << 2)"
+    source = f"""\
+        __global__ void device_side(float* a) {{
+          for (int j = 0; j < {expression}; j++) a[j] += 1.0f;
+        }}
+        __global__ void host_side(float* a, int n) {{
+          for (int j = 0; j < n; j++) a[j] += 1.0f;
+        }}
+        void run(float* a) {{
+          device_side<<<1, 1>>>(a);
+          host_side<<<1, 1>>>(a, {expression});
+        }}
+        """
+    k = analyze(tmp_path, source)
+    assert k["device_side"].resolved.flops["sp"] == 26
+    assert k["host_side"].resolved.flops["sp"] == 26 and not k["host_side"].resolved.defaults
