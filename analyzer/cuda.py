@@ -14,7 +14,8 @@ from roofcast.analyzer.functionscan import scan_function
 from roofcast.analyzer.hostvalues import bind_call, caller_bindings, device_allocations
 from roofcast.analyzer.index import FileIndex, FunctionInfo, parameters
 from roofcast.analyzer.model import KernelIR, LaunchSite, Param
-from roofcast.analyzer.parsing import NodeCache, node_text
+from roofcast.analyzer.parsing import node_text
+from roofcast.analyzer.session import SessionNodeCache
 
 MAX_HOST_CONTEXT_CHARS = 6000
 
@@ -161,7 +162,7 @@ def kernels_in(
 
 
 # Kernels launched from one host function (often all of a file's) share its footprint.
-_HOST_FOOTPRINT = NodeCache(256)
+_HOST_FOOTPRINT = SessionNodeCache(256)
 
 
 def _footprint(host_fn: tree_sitter.Node, outer: dict) -> sympy.Expr | None:
