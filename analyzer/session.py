@@ -162,7 +162,10 @@ class SessionNodeCache:
         session = _CURRENT.get()
         if session is None:
             return compute()
-        return session.nodes(self).get(node, compute, extra)
+        cache = session._nodes.get(self)  # inlined `session.nodes`: a hot path
+        if cache is None:
+            cache = session.nodes(self)
+        return cache.get(node, compute, extra)
 
 
 class SessionRecentTexts(Generic[_T]):
@@ -197,7 +200,9 @@ class SessionMemo(Generic[_K, _T]):
         session = _CURRENT.get()
         if session is None:
             return self.compute(key)
-        memo: dict[_K, _T] = session.store(self, dict)
+        memo: dict[_K, _T] | None = session._kept.get(self)  # type: ignore[assignment]
+        if memo is None:
+            memo = session.store(self, dict)
         try:
             return memo[key]
         except KeyError:
