@@ -160,7 +160,8 @@ def test_each_analysis_has_its_own_session(tmp_path: Path):
     re-pointed between two analyses in one process is followed afresh by the second."""
     for folder, name in (("a", "first"), ("b", "second")):
         (tmp_path / folder).mkdir()
-        (tmp_path / folder / "k.h").write_text(f"__global__ void {name}(float* x) {{ x[0] = 1; }}\n")
+        kernel = f"__global__ void {name}(float* x) {{ x[0] = 1; }}\n"
+        (tmp_path / folder / "k.h").write_text(kernel)
     (tmp_path / "prog").mkdir()
     (tmp_path / "prog" / "main.cu").write_text('#include "inc/k.h"\n')
     link = tmp_path / "prog" / "inc"
@@ -185,8 +186,10 @@ def test_no_module_keeps_a_cache_between_analyses():
 
     from roofcast.analyzer.session import NodeCache, RecentTexts
 
-    packages = ["roofcast", *(f"roofcast.{p}" for p in ("analyzer", "features", "gpu_specs",
-                                                          "llm", "kernels"))]
+    packages = [
+        "roofcast",
+        *(f"roofcast.{p}" for p in ("analyzer", "features", "gpu_specs", "llm", "kernels")),
+    ]
     names = set(packages)
     for package in packages:
         path = importlib.import_module(package).__path__
@@ -459,18 +462,21 @@ def test_a_kernel_met_by_two_targets_keeps_its_first_rows_counts_in_processes(tm
             "int main() { float *x, *y; k<<<16, 256>>>(y, x, 4096); return 0; }\n"
         )
     header = (EVAL / "manifest.csv").read_text().splitlines()[0]
-    line = '{t},fam,CUDA,k,"k(float *, const float *, int)",,,"(256, 1, 1)","(16, 1, 1)",,' \
+    line = (
+        '{t},fam,CUDA,k,"k(float *, const float *, int)",,,"(256, 1, 1)","(16, 1, 1)",,'
         "1000.0,4096,4096,0,64,1.0,0.0,0.015625,Bandwidth"
-    columns = header.split(",")
+    )
     manifest = tmp_path / "manifest.csv"
     body = [header] + [line.format(t=t) for t in ("b-cuda", "a-cuda", "b-cuda")]
     manifest.write_text("\n".join(body) + "\n")
-    assert len(columns) >= 18
     rows = load_manifest(manifest)
     gpu = load_gpu("rtx3080")
     serial = analyze_rows(rows, tmp_path, gpu, RooflinePredictor(), jobs=1)
     parallel = analyze_rows(rows, tmp_path, gpu, RooflinePredictor(), jobs=2)
     assert all(o.result is not None for o in serial)
+    for run in (serial, parallel):  # one pair, one count: the first row's (target b-cuda)
+        assert run[0].result is run[1].result is run[2].result
+        assert run[1].match.kernel is not None and run[1].match.kernel.file.endswith("k.h")
     assert [o.result.to_json() for o in parallel] == [o.result.to_json() for o in serial]
     assert [o.match.to_json() for o in parallel] == [o.match.to_json() for o in serial]
 
