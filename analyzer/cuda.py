@@ -19,7 +19,8 @@ from roofcast.analyzer.hostvalues import (
 )
 from roofcast.analyzer.index import FileIndex, FunctionInfo, parameters
 from roofcast.analyzer.model import KernelIR, LaunchSite, Param
-from roofcast.analyzer.parsing import NodeCache, node_text
+from roofcast.analyzer.parsing import node_text
+from roofcast.analyzer.session import SessionNodeCache
 
 MAX_HOST_CONTEXT_CHARS = 6000
 
@@ -193,7 +194,7 @@ def _template_arguments(
 
 
 # Kernels launched from one host function (often all of a file's) share its footprint.
-_HOST_FOOTPRINT = NodeCache(256)
+_HOST_FOOTPRINT = SessionNodeCache(256)
 
 
 def _footprint(host_fn: tree_sitter.Node, outer: dict) -> sympy.Expr | None:

@@ -25,13 +25,13 @@ from roofcast.analyzer.includes import (
 )
 from roofcast.analyzer.index import FileIndex, build_index, index_query
 from roofcast.analyzer.model import FileProblem, KernelIR
-from roofcast.analyzer.parsing import RecentTexts, parse_shared
+from roofcast.analyzer.parsing import parse_shared
 from roofcast.analyzer.preprocess import Macro, collect_macros, includes, preprocess, strip_comments
+from roofcast.analyzer.session import SessionRecentTexts, analysis_session
 from roofcast.analyzer.skeleton import index_captures
 from roofcast.analyzer.sources import (
     SourceError,
     expand_paths,
-    forget_resolved,
     read_source,
     resolved,
 )
@@ -166,7 +166,7 @@ class _Indexer:
 
 
 #: a copy of a file under another folder, with the same macros, expands the same
-_RECENT_EXPANSIONS: RecentTexts[tuple[str, str, list[str]]] = RecentTexts(4_000_000)
+_RECENT_EXPANSIONS: SessionRecentTexts[tuple[str, str, list[str]]] = SessionRecentTexts(4_000_000)
 
 
 def _expand(
@@ -205,10 +205,11 @@ def discover(
     `undefines` (-U) are undefined from the start; `include_dirs` (-I) are searched for
     quoted includes after the folders given. With a compile `database` (already relocated,
     see `compdb`), each file is analysed with its compile command's flags as well."""
-    forget_resolved()  # files may have changed since the last analysis in this process
-    unlistable: list[Path] = []
-    files = expand_paths(paths, unlistable)
-    result = discover_files(files, [*roots_of(paths), *include_dirs], defines, undefines, database)
+    with analysis_session():  # the current analysis's, or one of its own
+        unlistable: list[Path] = []
+        files = expand_paths(paths, unlistable)
+        roots = [*roots_of(paths), *include_dirs]
+        result = discover_files(files, roots, defines, undefines, database)
     result.problems[:0] = [unlistable_folder(folder) for folder in unlistable]
     return result
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from functools import cache
 
 import tree_sitter
-from roofcast.analyzer.parsing import NodeCache, captures, language, node_text
+from roofcast.analyzer.parsing import captures, language, node_text
+from roofcast.analyzer.session import SessionNodeCache
 
 _CALLEE_PATTERN = (
     "(call_expression function: [(identifier) (qualified_identifier) (template_function)] @callee)"
@@ -35,7 +36,7 @@ class FunctionScan:
     assigned_names: list[str]
 
 
-_SCANS = NodeCache(512)
+_SCANS = SessionNodeCache(512)
 
 
 def scan_function(func: tree_sitter.Node, grammar: str) -> FunctionScan:

@@ -17,12 +17,12 @@ import tree_sitter
 from roofcast.analyzer.cvaluetree import apply_value, value_operands
 from roofcast.analyzer.index import function_name, parameters
 from roofcast.analyzer.parsing import (
-    NodeCache,
     captures,
     language,
     node_text,
     operator,
 )
+from roofcast.analyzer.session import SessionNodeCache
 
 if TYPE_CHECKING:
     from roofcast.analyzer.callsites import CallSites
@@ -85,7 +85,7 @@ def _defs_query(grammar: str) -> tree_sitter.Query:
     )
 
 
-_DEFINITIONS = NodeCache(256)
+_DEFINITIONS = SessionNodeCache(256)
 
 
 def _definitions(
@@ -218,7 +218,7 @@ _RELATIONS = {
     "!=": sympy.Ne,
 }
 
-_FILE_INITIALIZERS = NodeCache(64)
+_FILE_INITIALIZERS = SessionNodeCache(64)
 
 
 def file_initializers(func: tree_sitter.Node) -> dict[str, tree_sitter.Node]:
@@ -373,7 +373,7 @@ def _value_in(
 # sites searched are part of the key by id, not by reference: holding them would keep a
 # whole folder's parse trees alive. An id cannot be confused with a later analysis's: that
 # one parses afresh, and a cached function node keeps its own id taken.
-_CALLER_BINDINGS = NodeCache(256)
+_CALLER_BINDINGS = SessionNodeCache(256)
 
 
 #: how many callers up a function's parameters are followed (main -> run<T> -> kernel host)

@@ -14,7 +14,8 @@ from typing import cast
 
 import tree_sitter
 from roofcast.analyzer.model import Param
-from roofcast.analyzer.parsing import NodeCache, language, node_text
+from roofcast.analyzer.parsing import language, node_text
+from roofcast.analyzer.session import SessionNodeCache
 from roofcast.analyzer.skeleton import index_captures
 
 _QUERY_TEXT = """
@@ -307,7 +308,7 @@ def _index_global(node: tree_sitter.Node, index: FileIndex) -> None:
             index.constants[name] = node_text(value)
 
 
-_PARAMETERS = NodeCache()
+_PARAMETERS = SessionNodeCache()
 
 
 def parameters(func: tree_sitter.Node) -> list[Param]:

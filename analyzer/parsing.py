@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from functools import cache
 from operator import attrgetter
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 import tree_sitter
 import tree_sitter_cpp
 import tree_sitter_cuda
+from roofcast.analyzer.session import SessionRecentTexts
 
 
 @cache
@@ -33,30 +32,6 @@ def parse(text: str | bytes, grammar: str = "cuda") -> tree_sitter.Tree:
 _T = TypeVar("_T")
 
 
-class RecentTexts(Generic[_T]):
-    """Values computed from large texts, kept for the texts met last (bounded by their total
-    size): benchmark suites keep the same header or source under several folders
-    (`prog-cuda/`, `prog-hip/`), analysed one after the other, so a copy's work is reused."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget  # characters
-        self.size = 0
-        self.entries: OrderedDict[Hashable, tuple[int, _T]] = OrderedDict()
-
-    def get(self, key: Hashable, size: int, compute: Callable[[], _T]) -> _T:
-        hit = self.entries.get(key)
-        if hit is not None:
-            self.entries.move_to_end(key)
-            return hit[1]
-        value = compute()
-        if size <= self.budget:
-            self.entries[key] = (size, value)
-            self.size += size
-            while self.size > self.budget:
-                self.size -= self.entries.popitem(last=False)[1][0]
-        return value
-
-
 class SharedTree:
     """A parse kept for a text met again soon, with what was derived from it: copies of a
     file share both (a tree is never modified, and neither is what is derived from it)."""
@@ -75,7 +50,7 @@ class SharedTree:
 #: trees take about 20x their text in memory. Over HeCBench's src/, 2 MB of text (a copied
 #: header of 1-2 MB fits) runs 1.5% fewer instructions than 1 MB for 24 MiB more peak memory;
 #: 4 MB saves 0.2% more for 60 MiB more.
-_RECENT_TREES: RecentTexts[SharedTree] = RecentTexts(2_000_000)
+_RECENT_TREES: SessionRecentTexts[SharedTree] = SessionRecentTexts(2_000_000)
 
 
 def parse_shared(text: str, grammar: str = "cuda") -> SharedTree:
@@ -103,41 +78,6 @@ def token_text(node: tree_sitter.Node) -> str:
         else:
             stack.extend(reversed(current.children))
     return " ".join(tokens)
-
-
-class NodeCache:
-    """Values derived from a parse node alone (a function's parameters, the names a loop
-    assigns), computed once although counting and host analysis ask again and again.
-
-    An entry keeps its node, which keeps the node's tree alive, so the node id in a key
-    cannot be reused by a later tree while the entry exists. Least recently used entries go."""
-
-    def __init__(self, size: int = 4096) -> None:
-        self.size = size
-        self.entries: OrderedDict[tuple, tuple[tree_sitter.Node, object]] = OrderedDict()
-        _NODE_CACHES.add(self)
-
-    def get(self, node: tree_sitter.Node, compute: Callable[[], _T], extra: Hashable = None) -> _T:
-        key = (node.id, node.start_byte, node.end_byte, extra)
-        hit = self.entries.get(key)
-        if hit is not None:
-            self.entries.move_to_end(key)
-            return hit[1]  # type: ignore[return-value]
-        value = compute()
-        self.entries[key] = (node, value)
-        if len(self.entries) > self.size:
-            self.entries.popitem(last=False)
-        return value
-
-
-_NODE_CACHES: weakref.WeakSet[NodeCache] = weakref.WeakSet()
-
-
-def forget_nodes() -> None:
-    """Empty every NodeCache: an analysed group's trees are never asked about again, and the
-    entries would keep them (hundreds of MB over a large tree) alive."""
-    for node_cache in _NODE_CACHES:
-        node_cache.entries.clear()
 
 
 def operator(node: tree_sitter.Node) -> str:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
+
+from roofcast.analyzer.session import SessionMemo
 
 CUDA_SUFFIXES = frozenset({".cu", ".cuh"})
 CPP_SUFFIXES = frozenset({".cpp", ".cc", ".cxx", ".c", ".c++"})
@@ -36,13 +37,10 @@ class SourceFile:
         return "cuda"  # also .cpp files holding CUDA code (kernels included into a .cu)
 
 
-@cache
-def resolved(path: Path) -> Path:
-    """`path.resolve()`, memoised: discovery asks for the same paths thousands of times and
-    each answer costs system calls. The folder is resolved once for all its files; only a
-    file that is itself a link costs a full resolution. String operations, not pathlib's:
-    this runs for every listed file before any parallel work starts. Callers clear the
-    cache (both levels) when a new analysis starts."""
+def _resolve(path: Path) -> Path:
+    """`path.resolve()`, cheaper: the folder is resolved once for all its files (memoised
+    with them, below); only a file that is itself a link costs a full resolution. String
+    operations, not pathlib's: this runs for every listed file before any parallel work."""
     folder, name = os.path.split(os.fspath(path))
     if name in ("", ".", ".."):
         return path.resolve()
@@ -50,23 +48,19 @@ def resolved(path: Path) -> Path:
     return Path(os.path.realpath(candidate) if os.path.islink(candidate) else candidate)
 
 
-@cache
-def _resolved_folder(folder: str) -> str:
-    return str(Path(folder).resolve())
+#: memoised per analysis session: discovery asks for the same paths thousands of times and
+#: each answer costs system calls, but files and links may change between analyses
+resolved: SessionMemo[Path, Path] = SessionMemo(_resolve)
+_resolved_folder: SessionMemo[str, str] = SessionMemo(lambda folder: str(Path(folder).resolve()))
 
 
-@cache
-def existing_file(text: str) -> Path | None:
-    """`resolved(Path(text))` if `text` names a regular file (links followed), else None;
-    memoised like `resolved`: a folder's files include the same headers again and again."""
+def _existing_file(text: str) -> Path | None:
     return resolved(Path(text)) if os.path.isfile(text) else None
 
 
-def forget_resolved() -> None:
-    """Start a new analysis: files and links may have changed since the last one."""
-    resolved.cache_clear()
-    _resolved_folder.cache_clear()
-    existing_file.cache_clear()
+#: `resolved(Path(text))` if `text` names a regular file (links followed), else None;
+#: memoised like `resolved`: a folder's files include the same headers again and again
+existing_file: SessionMemo[str, Path | None] = SessionMemo(_existing_file)
 
 
 def expand_paths(paths: Iterable[Path], unlistable: list[Path] | None = None) -> list[Path]:

@@ -12,7 +12,7 @@ The AI error of a class is the FLOP (op) error minus the byte error: log10 of
 ((ops + 1) / (bytes + 1)) predicted over the same measured, the +1 of the count errors.
 
     python bench/error_budget.py MANIFEST SOURCES [--gpu rtx3080] [--json]
-        [--compile-commands compile_commands.json] [--compile [--jobs N] [--compiled-only]]
+        [--compile-commands compile_commands.json] [--jobs N] [--compile [--compiled-only]]
 
 With --compile, CUDA kernels' FLOPs and int ops come from their SASS (docs/counting.md S0-S9);
 the JSON gains `compiled_share` and the issue's targets over CUDA rows: int ops within 2x,
@@ -185,7 +185,13 @@ def main(argv: list[str] | None = None) -> int:
         help="compile_commands.json (or its folder): each file with its build's flags",
     )
     parser.add_argument("--compile", action="store_true", help="count CUDA kernels from SASS")
-    parser.add_argument("--jobs", type=int, default=1, help="files compiled at once")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="processes for the targets (the tables are the same for any); with --compile, "
+        "files compiled at once",
+    )
     parser.add_argument(
         "--compiled-only", action="store_true", help="only rows counted from SASS (--compile)"
     )
@@ -216,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         database = build.database if build is not None else None
         compiler = Compiler(sm_arch(gpu.compute_capability), database, jobs=max(1, args.jobs))
     outcomes = analyze_rows(
-        rows, args.sources, gpu, RooflinePredictor(), build=build, compiler=compiler
+        rows, args.sources, gpu, RooflinePredictor(), build=build, compiler=compiler, jobs=args.jobs
     )
     share = compiled_share(outcomes) if compiler is not None else None
     if args.compiled_only:

@@ -25,7 +25,6 @@ from roofcast.analyzer.functionscan import ASSIGNED_PATTERNS, scan_function
 from roofcast.analyzer.index import parameters, template_params
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.parsing import (
-    NodeCache,
     captures,
     language,
     node_text,
@@ -33,6 +32,7 @@ from roofcast.analyzer.parsing import (
     parse,
     token_text,
 )
+from roofcast.analyzer.session import SessionNodeCache
 from roofcast.features import mathfuncs as mf
 from roofcast.features.asynccopy import ASYNC_COPIES, WARP, WMMA_CALLS, cp_async, fragment
 from roofcast.features.ctypes import (
@@ -105,7 +105,7 @@ _ASSIGN_OPS = {
     "^=": "^",
 }
 _MISSING: Any = object()
-_ASSIGNED = NodeCache()  # loop or body node -> names assigned in it
+_ASSIGNED = SessionNodeCache()  # loop or body node -> names assigned in it
 _FLOAT_LITERAL = re.compile(r"^[0-9.]*([0-9]\.|\.[0-9]|[eE][+-]?[0-9])")
 
 
@@ -116,7 +116,7 @@ def _assigned_query(grammar: str) -> tree_sitter.Query:
 
 # A loop's names are a slice of the assignments of its function (found with the function's
 # calls by `scan_function`) or, for code outside any function, of its file's, found here.
-_FILE_ASSIGNMENTS = NodeCache(512)
+_FILE_ASSIGNMENTS = SessionNodeCache(512)
 
 
 def _file_assignments(root: tree_sitter.Node, grammar: str) -> tuple[list[int], list[str]]:

@@ -14,7 +14,8 @@ from roofcast.analyzer.cvalue import parse_value
 from roofcast.analyzer.index import parameters
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.openmp import pragma_words
-from roofcast.analyzer.parsing import NodeCache, captures, language, node_text
+from roofcast.analyzer.parsing import captures, language, node_text
+from roofcast.analyzer.session import SessionNodeCache
 from roofcast.features.counter import KernelCounter, Var, unwrap_declarator
 from roofcast.features.ompwork import region_dims, region_shape, region_work
 from roofcast.features.symbolic import builtin, symbol
@@ -100,7 +101,7 @@ def _host_text(text: str) -> sympy.Expr | None:
         return None
 
 
-_DECLARATIONS = NodeCache(256)  # function body -> its declarations (regions share a host function)
+_DECLARATIONS = SessionNodeCache(256)  # body -> its declarations (regions share a host function)
 
 
 @cache

@@ -1,7 +1,8 @@
 """analyze = discover kernels -> count features -> resolve symbols -> predict, for all verbs.
 
 The result types are `roofcast.results`; running groups of files over processes is
-`roofcast.scheduler`."""
+`roofcast.scheduler`; what an analysis remembers while it runs is its session
+(`roofcast.analyzer.session`)."""
 
 from __future__ import annotations
 
@@ -13,16 +14,16 @@ from typing import TYPE_CHECKING
 from roofcast.analyzer.compdb import CompileDatabase
 from roofcast.analyzer.discover import discover_files, roots_of, unlistable_folder
 from roofcast.analyzer.model import FileProblem, KernelIR
-from roofcast.analyzer.parsing import forget_nodes
 from roofcast.analyzer.partition import independent_groups
-from roofcast.analyzer.sources import expand_paths, forget_resolved
+from roofcast.analyzer.session import AnalysisSession, analysis_session
+from roofcast.analyzer.sources import expand_paths
 from roofcast.features import count_features
 from roofcast.features.resolve import resolve_counts
 from roofcast.gpu_specs import GPU
 from roofcast.predictors import default_predictor
 from roofcast.predictors.base import Predictor
 from roofcast.results import AnalysisReport, KernelResult, LaunchContext
-from roofcast.scheduler import available_cpus, run_parallel, young_collections_only
+from roofcast.scheduler import run_groups, young_collections_only
 
 if TYPE_CHECKING:
     from roofcast.analyzer.compile import Compiler
@@ -101,12 +102,12 @@ def analyze_paths(
     the same for any `jobs`. `on_group_done(done, total)` is called as groups finish.
     `undefines` (-U) and `include_dirs` (-I) are as a compiler's. A compile `database`
     gives each file its compile command's flags too (relocated onto the listed files
-    here); `defines` and `undefines` win over them."""
-    forget_resolved()  # files may have changed since the last analysis in this process
+    here); `defines` and `undefines` win over them. It runs in the current analysis
+    session, or in a new one (`analyzer.session`)."""
     listed = [Path(p) for p in paths]
     roots = [*roots_of(listed), *include_dirs]
     unlistable: list[Path] = []
-    with young_collections_only():
+    with analysis_session() as session, young_collections_only():
         files = expand_paths(listed, unlistable)
         unit_dirs = None
         if database is not None:
@@ -115,6 +116,7 @@ def analyze_paths(
         groups = independent_groups(files, roots, unit_dirs)
         defined = {k: v for k, v in (defines or {}).items() if k not in undefines}
         job = _GroupJob(
+            session,
             roots,
             gpu,
             defined,
@@ -126,16 +128,7 @@ def analyze_paths(
             by_line,
             compiler,
         )
-        workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
-        if workers > 1:
-            outcomes = run_parallel(job, groups, workers, on_group_done)
-        else:
-            outcomes = []
-            for done, group in enumerate(groups, 1):
-                outcomes.append(job(group))
-                if on_group_done:
-                    on_group_done(done, len(groups))
-            job.judge(outcomes)
+        outcomes = run_groups(job, groups, jobs, on_group_done)
         kernels = [k for results, _ in outcomes for k in results]
         kernels.sort(key=lambda k: (k.ir.file, k.ir.line))  # stable: a file lies in one group
         problems = [unlistable_folder(folder) for folder in unlistable]
@@ -159,6 +152,7 @@ _Outcome = tuple[list[KernelResult], list[FileProblem]]
 class _GroupJob:
     """Discover, count, resolve and predict over one independent group of files."""
 
+    session: AnalysisSession  # its node caches last one group; a process has its own copy
     roots: list[Path]
     gpu: GPU
     defines: dict[str, str]
@@ -174,6 +168,10 @@ class _GroupJob:
         """The group's results, without verdicts: `judge` gives those for many groups at once.
         An unexpected failure costs the file or kernel it happened in, not the run: it is
         one of the group's problems, and the rest of the group is analysed."""
+        with self.session, self.session.group():
+            return self._analyse(files)
+
+    def _analyse(self, files: list[Path]) -> _Outcome:
         kernels, problems = self.discover(files)
         results = []
         for ir in kernels:
@@ -196,7 +194,6 @@ class _GroupJob:
         for result in results:  # the group's parse trees can go: nothing after counting reads them
             result.ir.ast = None
             result.ir.context = None
-        forget_nodes()
         return results, problems
 
     def discover(self, files: list[Path]) -> tuple[list[KernelIR], list[FileProblem]]:

@@ -1,9 +1,12 @@
-"""Running independent groups of files over processes, with the same result as one process.
+"""Running independent groups of work over processes, with the same result as one process.
 
-The pipeline hands over a job (a group of files -> its outcome, and `judge`, which gives the
-verdicts of many outcomes at once) and the groups; this module decides which process runs
-which batch of groups, brings the outcomes back in group order (sympy expressions as plain
-tuples), and keeps full garbage collections out of the way. It knows nothing of kernels."""
+An analysis hands over a job (a group -> its outcome, and `judge`, which gives the verdicts
+of many outcomes at once) and the groups: groups of files for `analyze`, manifest targets
+for `evaluate` and `train`. `run_groups` runs them in this process or decides which process
+runs which batch of groups, brings the outcomes back in group order (sympy expressions as
+plain tuples), and keeps full garbage collections out of the way. Each started process works
+in its own copy of the analysis session (`analyzer.session`): its caches are its own. This
+module knows nothing of kernels."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import os
 import pickle
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -29,14 +32,39 @@ from roofcast.features.symbolic import expr_from_tuple, expr_to_tuple
 
 #: what a job makes of one group (the pipeline's: its kernels and its files' problems)
 Outcome = Any
+#: one group of work: a list of files (the pipeline's) or a job's own kind of item
+Group = Any
 
 
 class Job(Protocol):
     """One group's work, and the verdicts of many groups' outcomes in one call."""
 
-    def __call__(self, files: list[Path]) -> Outcome: ...
+    def __call__(self, group: Any, /) -> Outcome: ...
 
     def judge(self, outcomes: list[Outcome]) -> None: ...
+
+
+def run_groups(
+    job: Job,
+    groups: Sequence[Group],
+    jobs: int | None,
+    on_group_done: Callable[[int, int], None] | None = None,
+    family: Callable[[Group], Hashable] | None = None,
+) -> list[Outcome]:
+    """Every group's outcome, in group order, judged: in this process, or over `jobs`
+    processes (None: one per available CPU) when there is more than one group, with the
+    same outcomes. `family(group)` names groups that likely share texts (a process takes a
+    family's consecutive groups together); by default, the folder family of a file group."""
+    workers = min(available_cpus() if jobs is None else max(1, jobs), len(groups))
+    if workers > 1:
+        return run_parallel(job, list(groups), workers, on_group_done, family)
+    outcomes = []
+    for done, group in enumerate(groups, 1):
+        outcomes.append(job(group))
+        if on_group_done:
+            on_group_done(done, len(groups))
+    job.judge(outcomes)
+    return outcomes
 
 
 @contextmanager
@@ -71,14 +99,28 @@ def available_cpus() -> int:
 _FLAVOUR = re.compile(r"[-_][A-Za-z0-9]+$")
 
 
-def batch_groups(groups: list[list[Path]]) -> list[list[int]]:
-    """Consecutive groups whose folders are named alike but for a last `-word` (`prog-cuda`,
-    `prog-hip`, `prog-omp`) make one task: they often hold copies of the same files, and a
-    process reuses a copy's expansion and parse (`parsing.RecentTexts`) only if it meets both."""
+def name_family(name: str) -> str:
+    """A folder's name but for a last `-word` (`prog-cuda` -> `prog`)."""
+    return _FLAVOUR.sub("", name)
+
+
+def folder_family(group: list[Path]) -> tuple[str, ...]:
+    """A file group's folder, each part named but for a last `-word`."""
+    return tuple(name_family(part) for part in group[0].parent.parts)
+
+
+def batch_groups(
+    groups: list[Group], family: Callable[[Group], Hashable] | None = None
+) -> list[list[int]]:
+    """Consecutive groups of one family (by default, folders named alike but for a last
+    `-word`: `prog-cuda`, `prog-hip`, `prog-omp`) make one task: they often hold copies of the
+    same files, and a process reuses a copy's expansion and parse (the session's
+    `RecentTexts`) only if it meets both."""
+    family = family or folder_family
     batches: list[list[int]] = []
-    last: tuple[str, ...] | None = None
+    last: Hashable = None
     for i, group in enumerate(groups):
-        stem = tuple(_FLAVOUR.sub("", part) for part in group[0].parent.parts)
+        stem = family(group)
         if batches and stem == last:
             batches[-1].append(i)
         else:
@@ -102,9 +144,10 @@ class _ExpressionPickler(pickle.Pickler):
 
 def run_parallel(
     job: Job,
-    groups: list[list[Path]],
+    groups: list[Group],
     workers: int,
     on_group_done: Callable[[int, int], None] | None,
+    family: Callable[[Group], Hashable] | None = None,
 ) -> list[Outcome]:
     """Batches of groups, largest first, over `workers` processes: this one and `workers - 1`
     started here. Each process takes the next batch from a shared counter when it is free, so
@@ -114,7 +157,9 @@ def run_parallel(
     # On Linux, fork hands the loaded model, modules and groups to workers for free; elsewhere
     # (macOS, Windows) the platform's default start method pickles them once per worker.
     mp_context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
-    batches = sorted(batch_groups(groups), key=lambda batch: -sum(len(groups[i]) for i in batch))
+    batches = sorted(
+        batch_groups(groups, family), key=lambda batch: -sum(_size(groups[i]) for i in batch)
+    )
     counters = mp_context.Value("i", 0), mp_context.Value("i", 0)
     shared = _SharedBatches(job, groups, batches, *counters)
     outcomes: list = [None] * len(groups)
@@ -148,13 +193,18 @@ def run_parallel(
     return outcomes
 
 
+def _size(group: Group) -> int:
+    """How much work a group is, for the largest batches to start first: its files."""
+    return len(group) if isinstance(group, list) else 1
+
+
 @dataclass
 class _SharedBatches:
     """The batches every process of a parallel analysis takes from, with counters shared
     between the processes: batches taken, and groups done (for progress)."""
 
     job: Job
-    groups: list[list[Path]]
+    groups: list[Group]
     batches: list[list[int]]
     claimed: Synchronized
     finished: Synchronized

@@ -131,15 +131,84 @@ def test_parallel_report_equals_serial_on_the_bundled_corpus():
     assert parallel == serial and len(serial["kernels"]) >= 60
 
 
-def test_serial_analysis_lets_each_groups_parse_trees_go(tree: Path):
-    """Results keep no parse tree and the node caches are emptied group by group: over all of
+def test_serial_analysis_lets_each_groups_parse_trees_go(tree: Path, monkeypatch):
+    """Results keep no parse tree and the session's node caches last one group: over all of
     HeCBench's src/ that took the peak of a 1-process analysis from about 900 to 240 MB."""
-    from roofcast.analyzer.parsing import _NODE_CACHES
+    from roofcast.analyzer.session import AnalysisSession
 
-    report = analyze_paths([tree], load_gpu("a100"), predictor=RooflinePredictor(), jobs=1)
+    from roofcast import pipeline
+
+    session = AnalysisSession()
+    during: list[int] = []  # node cache entries once a group's kernel is counted
+    real_resolve = pipeline.resolve_counts
+
+    def resolve(*args, **kwargs):
+        during.append(session.node_entries())
+        return real_resolve(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "resolve_counts", resolve)
+    with session:
+        report = analyze_paths([tree], load_gpu("a100"), predictor=RooflinePredictor(), jobs=1)
     assert len(report.kernels) >= 4
     assert all(k.ir.ast is None and k.ir.context is None for k in report.kernels)
-    assert len(_NODE_CACHES) >= 5 and not any(cache.entries for cache in _NODE_CACHES)
+    assert len(during) == len(report.kernels) and min(during) > 0
+    assert session.node_entries() == 0
+
+
+def test_each_analysis_has_its_own_session(tmp_path: Path):
+    """Nothing is kept between analyses, and nothing has to be emptied: a folder link
+    re-pointed between two analyses in one process is followed afresh by the second."""
+    for folder, name in (("a", "first"), ("b", "second")):
+        (tmp_path / folder).mkdir()
+        kernel = f"__global__ void {name}(float* x) {{ x[0] = 1; }}\n"
+        (tmp_path / folder / "k.h").write_text(kernel)
+    (tmp_path / "prog").mkdir()
+    (tmp_path / "prog" / "main.cu").write_text('#include "inc/k.h"\n')
+    link = tmp_path / "prog" / "inc"
+    link.symlink_to(tmp_path / "a", target_is_directory=True)
+
+    def found() -> list[tuple[str, str]]:
+        report = analyze_paths([tmp_path / "prog"], load_gpu("a100"), predictor=RooflinePredictor())
+        return [(Path(k.ir.file).parent.name, k.ir.name) for k in report.kernels]
+
+    assert found() == [("a", "first")]
+    link.unlink()
+    link.symlink_to(tmp_path / "b", target_is_directory=True)
+    assert found() == [("b", "second")]
+
+
+def test_no_module_keeps_a_cache_between_analyses():
+    """Caches are a session's (`analyzer.session`); a module may memoise only pure functions
+    of immutable inputs, listed in ARCHITECTURE.md ("What an analysis remembers")."""
+    import functools
+    import importlib
+    import pkgutil
+
+    from roofcast.analyzer.session import NodeCache, RecentTexts
+
+    packages = [
+        "roofcast",
+        *(f"roofcast.{p}" for p in ("analyzer", "features", "gpu_specs", "llm", "kernels")),
+    ]
+    names = set(packages)
+    for package in packages:
+        path = importlib.import_module(package).__path__
+        names.update(info.name for info in pkgutil.walk_packages(path, f"{package}."))
+    kept: list[str] = []
+    memoised: set[str] = set()
+    for name in sorted(n for n in names if not n.endswith("__main__")):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:  # an optional extra that is not installed
+            continue
+        for attribute, value in vars(module).items():
+            if isinstance(value, NodeCache | RecentTexts):
+                kept.append(f"{name}.{attribute}")
+            if isinstance(value, functools._lru_cache_wrapper) and value.__module__ == name:
+                memoised.add(f"{name}.{attribute}")
+    assert kept == []
+    documented = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    assert sorted(m for m in memoised if f"`{m.removeprefix('roofcast.')}`" not in documented) == []
 
 
 def test_analyze_cli_jobs_option_gives_the_same_json(tree: Path):
@@ -158,18 +227,21 @@ def test_analyze_cli_jobs_option_gives_the_same_json(tree: Path):
 
 
 def test_path_resolution_follows_file_and_folder_links(tmp_path: Path):
-    from roofcast.analyzer.sources import forget_resolved, resolved
+    from roofcast.analyzer.session import AnalysisSession
+    from roofcast.analyzer.sources import resolved
 
     real = tmp_path / "real"
     real.mkdir()
     (real / "k.cu").write_text("__global__ void k() {}\n")
     (tmp_path / "linked").symlink_to(real, target_is_directory=True)
     (real / "alias.cu").symlink_to(real / "k.cu")
-    forget_resolved()
     target = (real / "k.cu").resolve()
-    assert resolved(tmp_path / "linked" / "k.cu") == target
-    assert resolved(real / "alias.cu") == target
-    assert resolved(real / "sub" / ".." / "k.cu") == target
+    for _ in range(2):  # with no session, then memoised in one
+        assert resolved(tmp_path / "linked" / "k.cu") == target
+        assert resolved(real / "alias.cu") == target
+        assert resolved(real / "sub" / ".." / "k.cu") == target
+        with AnalysisSession():
+            assert [resolved(tmp_path / "linked" / "k.cu") for _ in range(2)] == [target] * 2
 
 
 EXPRESSIONS = [
@@ -224,7 +296,7 @@ def test_copies_of_a_file_share_one_parse_and_keep_their_own_paths(tmp_path: Pat
 
 
 def test_recent_texts_keep_the_last_texts_within_their_budget():
-    from roofcast.analyzer.parsing import RecentTexts
+    from roofcast.analyzer.session import RecentTexts
 
     computed: list[str] = []
     recent: RecentTexts[str] = RecentTexts(budget=10)
@@ -340,3 +412,98 @@ def test_a_worker_process_that_dies_is_reported_not_waited_for(tree: Path, monke
     _fail_in_started_processes(monkeypatch, lambda: os._exit(7))
     with pytest.raises(RuntimeError, match="ended without its results .exit code 7"):
         _report(tree, 3)
+
+
+EVAL = ROOT / "tests" / "data" / "eval"
+
+
+def _without_times(summary: dict) -> dict:
+    summary.pop("seconds", None)
+    return summary
+
+
+def test_evaluate_in_processes_scores_as_one_process():
+    """`evaluate --jobs N` spreads the manifest's targets over processes, as `analyze`
+    spreads groups of files: the scores and every row's counts are the serial run's."""
+    from roofcast.evaluation.manifest import load_manifest
+    from roofcast.evaluation.runner import evaluate
+
+    rows = load_manifest(EVAL / "manifest.csv")
+    runs = [
+        evaluate(rows, EVAL / "sources", load_gpu("rtx3080"), RooflinePredictor(), jobs=jobs)
+        for jobs in (1, 3)
+    ]
+    serial, parallel = (_without_times(run.to_json()) for run in runs)
+    assert parallel == serial and serial["n"] >= 8
+    for one, other in zip(runs[0].outcomes, runs[1].outcomes, strict=True):
+        assert one.row == other.row and one.match.to_json() == other.match.to_json()
+        assert (one.result is None) == (other.result is None) and one.error == other.error
+        if one.result is not None and other.result is not None:
+            assert one.result.to_json() == other.result.to_json()
+            assert other.result.ir.ast is None  # came back from a process: no parse tree
+
+
+def test_a_kernel_met_by_two_targets_keeps_its_first_rows_counts_in_processes(tmp_path: Path):
+    """A kernel in a header two targets include is one (kernel, launch) pair: counted once
+    in one process (at its first row), and the first row's count wins in several."""
+    from roofcast.evaluation.manifest import load_manifest
+    from roofcast.evaluation.runner import analyze_rows
+
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "k.h").write_text(
+        "__global__ void k(float* y, const float* x, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i < n) y[i] = SCALE * x[i];\n}\n"
+    )
+    for target, scale in (("a-cuda", "2.0f"), ("b-cuda", "2.0")):
+        (tmp_path / target).mkdir()
+        (tmp_path / target / "main.cu").write_text(
+            f'#define SCALE {scale}\n#include "../shared/k.h"\n'
+            "int main() { float *x, *y; k<<<16, 256>>>(y, x, 4096); return 0; }\n"
+        )
+    header = (EVAL / "manifest.csv").read_text().splitlines()[0]
+    line = (
+        '{t},fam,CUDA,k,"k(float *, const float *, int)",,,"(256, 1, 1)","(16, 1, 1)",,'
+        "1000.0,4096,4096,0,64,1.0,0.0,0.015625,Bandwidth"
+    )
+    manifest = tmp_path / "manifest.csv"
+    body = [header] + [line.format(t=t) for t in ("b-cuda", "a-cuda", "b-cuda")]
+    manifest.write_text("\n".join(body) + "\n")
+    rows = load_manifest(manifest)
+    gpu = load_gpu("rtx3080")
+    serial = analyze_rows(rows, tmp_path, gpu, RooflinePredictor(), jobs=1)
+    parallel = analyze_rows(rows, tmp_path, gpu, RooflinePredictor(), jobs=2)
+    assert all(o.result is not None for o in serial)
+    for run in (serial, parallel):  # one pair, one count: the first row's (target b-cuda)
+        assert run[0].result is run[1].result is run[2].result
+        assert run[1].match.kernel is not None and run[1].match.kernel.file.endswith("k.h")
+    assert [o.result.to_json() for o in parallel] == [o.result.to_json() for o in serial]
+    assert [o.match.to_json() for o in parallel] == [o.match.to_json() for o in serial]
+
+
+def test_training_data_is_the_same_in_processes():
+    import numpy as np
+
+    from roofcast.evaluation.manifest import load_manifest
+    from roofcast.training.fit import build_dataset
+
+    rows = load_manifest(EVAL / "manifest.csv")
+    gpu = load_gpu("rtx3080")
+    serial = build_dataset(rows, EVAL / "sources", gpu, jobs=1)
+    parallel = build_dataset(rows, EVAL / "sources", gpu, jobs=2)
+    assert len(serial.labels) >= 8 and serial.skipped == parallel.skipped
+    assert np.array_equal(serial.X, parallel.X) and np.array_equal(serial.Y, parallel.Y)
+
+
+def test_evaluate_cli_jobs_option_gives_the_same_json():
+    def run(*extra: str) -> dict:
+        proc = subprocess.run(
+            [sys.executable, "-m", "roofcast.cli", "evaluate", "-m", str(EVAL / "manifest.csv"),
+             "-s", str(EVAL / "sources"), "-g", "rtx3080", "-p", "roofline", "-f", "json",
+             "--quiet", *extra],
+            capture_output=True, text=True, timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return _without_times(json.loads(proc.stdout))
+
+    assert run("--jobs", "1") == run("-j", "2")

@@ -15,7 +15,6 @@ from rich.console import Console
 from roofcast.cli.errors import EXIT_RUNTIME, fail
 from roofcast.cli.options import (
     CompileCommandsOpt,
-    CompileJobsOpt,
     CompileOpt,
     IncludeOpt,
     LimitOpt,
@@ -24,6 +23,7 @@ from roofcast.cli.options import (
     ReplayOpt,
     SourcesOpt,
     StoreOpt,
+    TargetJobsOpt,
     Traffic,
     TrafficOpt,
     UndefineOpt,
@@ -150,7 +150,7 @@ def evaluate(
     compile_commands: CompileCommandsOpt = None,
     traffic: TrafficOpt = Traffic.launch,
     compile_sass: CompileOpt = False,
-    jobs: CompileJobsOpt = 1,
+    jobs: TargetJobsOpt = None,
     limit: LimitOpt = None,
     balanced: Annotated[
         bool,
@@ -254,9 +254,16 @@ def evaluate(
     )
     database_warnings(index.database, len(database.warnings) if database else 0)
     from roofcast.evaluation.runner import BuildFlags
+    from roofcast.scheduler import available_cpus
 
     compiler = compiler_or_none(
-        compile_sass, target_gpu, index.database, defines, undefines, include_dirs, jobs
+        compile_sass,
+        target_gpu,
+        index.database,
+        defines,
+        undefines,
+        include_dirs,
+        jobs or available_cpus(),
     )
     result = run_evaluation(
         rows,
@@ -266,6 +273,7 @@ def evaluate(
         progress=not quiet,
         kernel_timeout=kernel_timeout,
         build=BuildFlags(traffic=traffic.value, compiler=compiler),
+        jobs=jobs,
     )
     summary_traffic = traffic.value
     summary = result.to_json()

@@ -225,8 +225,16 @@ CompileOpt = Annotated[
         "`compile` extra); a kernel whose file does not compile is counted from source.",
     ),
 ]
-CompileJobsOpt = Annotated[
-    int, typer.Option("--jobs", "-j", min=1, help="Files compiled at once with --compile.")
+TargetJobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        help="Processes for the manifest's targets (default: one per CPU; the results are "
+        "the same for any number); with --compile, files compiled at once (targets then "
+        "run in one process).",
+    ),
 ]
 
 

@@ -13,10 +13,10 @@ from rich.table import Table
 from roofcast.cli.errors import fail
 from roofcast.cli.options import (
     CompileCommandsOpt,
-    CompileJobsOpt,
     CompileOpt,
     ManifestOpt,
     SourcesOpt,
+    TargetJobsOpt,
     database_or_fail,
     gpu_or_fail,
 )
@@ -36,7 +36,7 @@ def train(
     ] = None,
     compile_commands: CompileCommandsOpt = None,
     compile_sass: CompileOpt = False,
-    jobs: CompileJobsOpt = 1,
+    jobs: TargetJobsOpt = None,
     cv: Annotated[
         bool, typer.Option("--cv/--no-cv", help="Report family-grouped 5-fold CV first.")
     ] = True,
@@ -62,14 +62,15 @@ def train(
     console = Console(stderr=True)
     database = database_or_fail(compile_commands)
     from roofcast.cli.options import compiler_or_none
+    from roofcast.scheduler import available_cpus
 
-    compiler = compiler_or_none(compile_sass, target_gpu, database, jobs=jobs)
+    compiler = compiler_or_none(compile_sass, target_gpu, database, jobs=jobs or available_cpus())
     build = (
         BuildFlags(database=database, compiler=compiler)
         if database is not None or compiler is not None
         else None
     )
-    data = build_dataset(rows, sources, target_gpu, progress=True, build=build)
+    data = build_dataset(rows, sources, target_gpu, progress=True, build=build, jobs=jobs)
     if len(data.labels) < 20 or len(set(data.groups)) < 5:
         fail(
             f"too little data to train: {len(data.labels)} rows in {len(set(data.groups))} families"

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,10 +21,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from roofcast.analyzer.compdb import CompileDatabase
+from roofcast.analyzer.model import KernelIR
+from roofcast.analyzer.session import AnalysisSession, analysis_session
 from roofcast.evaluation.manifest import ManifestRow
 from roofcast.evaluation.matching import Match, SourceIndex
 from roofcast.predictors.base import Predictor
 from roofcast.results import KernelResult, LaunchContext, Verdict
+from roofcast.scheduler import name_family, run_groups
 
 if TYPE_CHECKING:
     from roofcast.gpu_specs import GPU
@@ -134,6 +137,7 @@ def analyze_rows(
     kernel_timeout: float | None = DEFAULT_KERNEL_TIMEOUT,
     build: BuildFlags | None = None,
     compiler: object | None = None,
+    jobs: int | None = 1,
 ) -> list[RowOutcome]:
     """Match and analyze every row. `predictor=None` gives counts without a verdict.
 
@@ -143,9 +147,12 @@ def analyze_rows(
     line's -U and -I and a compile database, for the sources' discovery. The counted kernels
     are predicted in one batch at the end (`predict_batch`). `compiler` (or
     `build.compiler`): --compile, the matched kernels' files compiled first, in parallel.
-    """
-    from roofcast.pipeline import count_kernels
 
+    `jobs` > 1 (None: one per available CPU) spreads the targets over that many processes,
+    as `analyze` spreads its groups of files; the outcomes are the same for any `jobs`. With
+    a compiler the targets are analysed in this process (nvcc runs `compiler.jobs` files at
+    once). It runs in the current analysis session, or in a new one.
+    """
     compiler = compiler or (build.compiler if build is not None else None)
 
     if isinstance(sources, SourceIndex):
@@ -160,53 +167,24 @@ def analyze_rows(
             database=build.database,
         )
     traffic = build.traffic if build is not None else "launch"
-    outcomes: list[RowOutcome] = []
-    keys: list[tuple | None] = []  # each outcome's (kernel, launch) key, None if unmatched
-    cache: dict[tuple, tuple[KernelResult | None, str]] = {}
-    counted: list[tuple[tuple, LaunchContext]] = []  # keys with a result, in manifest order
-    with _progress(progress) as bar:
-        targets = sorted({r.target for r in rows})
-        task = bar.add_task("discovering", total=len(targets), item="")
-        for target in targets:
-            bar.update(task, item=target)
-            index.target(target)
-            bar.advance(task)
-        matches = index.match_all(rows)
-        bar.update(task, visible=False)
-        if compiler is not None:
-            if index.database is not None:  # relocated onto the sources
-                compiler.database = index.database  # type: ignore[attr-defined]
-            _compile_matched(compiler, matches, bar)
-        task = bar.add_task("analyzing", total=len(rows), item="")
-        for match in matches:
-            row = match.row
-            bar.update(task, item=row.key[:60])
-            outcome = RowOutcome(row, match)
-            key = None
-            if match.kernel is not None:
-                row_defines = {**index.defines, **match.defines}
-                key = (match.kernel.id, _context_key(row, row_defines))
-                start = time.perf_counter()
-                if key not in cache:
-                    context = launch_context(row)
-                    cache[key] = _count_one(
-                        count_kernels,
-                        match,
-                        row_defines,
-                        context,
-                        kernel_timeout,
-                        gpu,
-                        traffic,
-                        compiler,
-                    )
-                    if cache[key][0] is not None:
-                        counted.append((key, context))
-                outcome.seconds = time.perf_counter() - start
+    counting = _RowCounting(index, gpu, traffic, compiler, kernel_timeout)
+    with analysis_session() as session, _progress(progress) as bar:
+        if compiler is not None or jobs == 1:
+            records = counting(rows, bar)
+        else:
+            records = _count_in_processes(counting, session, rows, jobs, bar)
+        outcomes: list[RowOutcome] = []
+        keys: list[tuple | None] = []  # each outcome's (kernel, launch) key, None if unmatched
+        cache: dict[tuple, tuple[KernelResult | None, str]] = {}
+        counted: list[tuple[tuple, LaunchContext]] = []  # keys with a result, in manifest order
+        for outcome, key, entry in records:
+            if key is not None and key not in cache:
+                cache[key] = entry  # type: ignore[assignment]
+                if entry is not None and entry[0] is not None:
+                    counted.append((key, launch_context(outcome.row)))
             outcomes.append(outcome)
             keys.append(key)
-            bar.advance(task)
         if predictor is not None and counted:
-            bar.update(task, visible=False)
             bar.add_task(f"predicting ({predictor.name})", total=None, item="")
             start = time.perf_counter()
             results = [cache[key][0] for key, _ in counted]
@@ -225,6 +203,141 @@ def analyze_rows(
         if key is not None:
             outcome.result, outcome.error = cache[key]
     return outcomes
+
+
+#: a row's outcome (before prediction), its (kernel, launch) key (None if unmatched), and the
+#: key's (result, error) as counted where the row was analysed
+_Record = tuple[RowOutcome, tuple | None, tuple[KernelResult | None, str] | None]
+
+
+@dataclass
+class _RowCounting:
+    """Discover, match and count rows: all of them at once, or one target's at a time."""
+
+    index: SourceIndex
+    gpu: GPU
+    traffic: str
+    compiler: object | None
+    timeout: float | None
+
+    def __call__(self, rows: Sequence[ManifestRow], bar: Progress) -> list[_Record]:
+        """A record per row, in the rows' order. Each distinct (kernel, launch) is counted
+        once, at its first row; its later rows share the result."""
+        from roofcast.pipeline import count_kernels
+
+        index = self.index
+        targets = sorted({r.target for r in rows})
+        task = bar.add_task("discovering", total=len(targets), item="")
+        for target in targets:
+            bar.update(task, item=target)
+            index.target(target)
+            bar.advance(task)
+        matches = index.match_all(rows)
+        bar.update(task, visible=False)
+        if self.compiler is not None:
+            if index.database is not None:  # relocated onto the sources
+                self.compiler.database = index.database  # type: ignore[attr-defined]
+            _compile_matched(self.compiler, matches, bar)
+        task = bar.add_task("analyzing", total=len(rows), item="")
+        cache: dict[tuple, tuple[KernelResult | None, str]] = {}
+        records: list[_Record] = []
+        for match in matches:
+            row = match.row
+            bar.update(task, item=row.key[:60])
+            outcome = RowOutcome(row, match)
+            key = None
+            if match.kernel is not None:
+                row_defines = {**index.defines, **match.defines}
+                key = (match.kernel.id, _context_key(row, row_defines))
+                start = time.perf_counter()
+                if key not in cache:
+                    cache[key] = _count_one(
+                        count_kernels,
+                        match,
+                        row_defines,
+                        launch_context(row),
+                        self.timeout,
+                        self.gpu,
+                        self.traffic,
+                        self.compiler,
+                    )
+                outcome.seconds = time.perf_counter() - start
+            records.append((outcome, key, cache[key] if key is not None else None))
+            bar.advance(task)
+        bar.update(task, visible=False)
+        return records
+
+
+@dataclass
+class _TargetJob:
+    """One target's rows, for `scheduler.run_groups`; verdicts come after, in one batch."""
+
+    counting: _RowCounting
+    session: AnalysisSession  # a process has its own copy; node caches last one target
+    rows_of: dict[str, list[ManifestRow]]
+
+    def __call__(self, target: str) -> list[_Record]:
+        with self.session, self.session.group(), _progress(False) as quiet:
+            records = self.counting(self.rows_of[target], quiet)
+        return _without_trees(records)
+
+    def judge(self, outcomes: list[list[_Record]]) -> None:
+        """Nothing: the parent predicts every counted kernel in one batch, in manifest order."""
+
+
+def _without_trees(records: list[_Record]) -> list[_Record]:
+    """The records with each kernel a copy that keeps no parse tree (trees cannot travel
+    between processes); a kernel met in several records stays one object."""
+    copies: dict[int, KernelIR] = {}
+
+    def bare(ir: KernelIR) -> KernelIR:
+        if id(ir) not in copies:
+            copies[id(ir)] = replace(ir, ast=None, context=None)
+        return copies[id(ir)]
+
+    results: dict[int, KernelResult] = {}
+    out: list[_Record] = []
+    for outcome, key, entry in records:
+        match = outcome.match
+        if match.kernel is not None:
+            match = replace(match, kernel=bare(match.kernel))
+        if entry is not None and entry[0] is not None:
+            result = entry[0]
+            if id(result) not in results:
+                results[id(result)] = replace(result, ir=bare(result.ir))
+            entry = (results[id(result)], entry[1])
+        out.append((replace(outcome, match=match), key, entry))
+    return out
+
+
+def _count_in_processes(
+    counting: _RowCounting,
+    session: AnalysisSession,
+    rows: Sequence[ManifestRow],
+    jobs: int | None,
+    bar: Progress,
+) -> list[_Record]:
+    """`counting(rows)`, one target at a time over `jobs` processes, the records in the
+    rows' order. A (kernel, launch) met in several targets (a kernel in a shared header)
+    is counted in each; `analyze_rows` keeps the count of its first row, as one process does."""
+    rows_of: dict[str, list[ManifestRow]] = {}
+    position: dict[int, tuple[str, int]] = {}
+    for i, row in enumerate(rows):
+        found = rows_of.setdefault(row.target, [])
+        position[i] = (row.target, len(found))
+        found.append(row)
+    targets = sorted(rows_of)
+    task = bar.add_task("analyzing targets", total=len(targets), item="")
+    done = run_groups(
+        _TargetJob(counting, session, rows_of),
+        targets,
+        jobs,
+        lambda finished, total: bar.update(task, completed=finished),
+        family=name_family,
+    )
+    bar.update(task, visible=False)
+    by_target = dict(zip(targets, done, strict=True))
+    return [by_target[target][k] for target, k in (position[i] for i in range(len(rows)))]
 
 
 def _count_one(
@@ -296,10 +409,14 @@ def iter_row_results(
     defines: Mapping[str, str] | None = None,
     progress: bool = False,
     build: BuildFlags | None = None,
+    jobs: int | None = 1,
 ) -> Iterator[tuple[ManifestRow, KernelResult | None]]:
     """(row, KernelResult or None) for every row, in manifest order: the matching and
     per-row analysis of `evaluate`, for training and the LLM scenarios to reuse."""
-    for outcome in analyze_rows(rows, sources, gpu, predictor, defines, progress, build=build):
+    outcomes = analyze_rows(
+        rows, sources, gpu, predictor, defines, progress, build=build, jobs=jobs
+    )
+    for outcome in outcomes:
         yield outcome.row, outcome.result
 
 
@@ -328,11 +445,13 @@ def evaluate(
     progress: bool = False,
     kernel_timeout: float | None = DEFAULT_KERNEL_TIMEOUT,
     build: BuildFlags | None = None,
+    jobs: int | None = 1,
 ) -> EvaluationResult:
-    """Score `predictor` on manifest rows against their profiled labels and counts."""
+    """Score `predictor` on manifest rows against their profiled labels and counts; `jobs`
+    processes for the targets (`analyze_rows`)."""
     start = time.perf_counter()
     outcomes = analyze_rows(
-        manifest_rows, sources, gpu, predictor, defines, progress, kernel_timeout, build
+        manifest_rows, sources, gpu, predictor, defines, progress, kernel_timeout, build, jobs=jobs
     )
     return EvaluationResult(
         outcomes=outcomes,

@@ -84,14 +84,25 @@ def static_log_ai(X: np.ndarray) -> np.ndarray:
     return np.stack([X[:, _INDEX[f"log_ai_{c}"]] for c in MODEL_CLASSES], axis=1)
 
 
-def build_dataset(rows: Sequence, sources, gpu: GPU, progress: bool = False, build=None) -> Dataset:
+def build_dataset(
+    rows: Sequence,
+    sources,
+    gpu: GPU,
+    progress: bool = False,
+    build=None,
+    jobs: int | None = 1,
+) -> Dataset:
     """Analyze every manifest row (matching as `evaluate` does) and collect features.
-    `build`: -U/-I and a compile database for the sources (`evaluation.BuildFlags`)."""
+    `build`: -U/-I and a compile database for the sources (`evaluation.BuildFlags`);
+    `jobs`: processes for the targets, as `evaluate`'s (the dataset is the same for any)."""
     from roofcast.evaluation import analyze_rows, launch_context
     from roofcast.evaluation.sampling import balanced_sample
 
     features, targets, labels, groups, languages, skipped, used = [], [], [], [], [], [], []
-    for outcome in analyze_rows(rows, sources, gpu, None, None, progress=progress, build=build):
+    outcomes = analyze_rows(
+        rows, sources, gpu, None, None, progress=progress, build=build, jobs=jobs
+    )
+    for outcome in outcomes:
         row = outcome.row
         if outcome.result is None:
             skipped.append(f"{row.key}: {outcome.error or 'not matched'}")
