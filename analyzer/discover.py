@@ -381,18 +381,31 @@ def discover_files(
             launches_by_dir[folder] = cuda.launch_map(indexers.near(folder, assigned))
         return launches_by_dir[folder]
 
+    views: dict[Path, tuple[_Indexer, FileIndex, list[FileIndex]]] = {}
     for path in files:
         indexer = assigned[resolved(path)]
         index = indexer.indices.get(resolved(path))
-        if index is None:
-            continue  # unreadable, or no kernel markers (headers are indexed when included)
-        visible = indexer.visible(index, indexer.roots)
+        if index is not None:  # else unreadable, or no kernel markers (headers: when included)
+            views[resolved(path)] = (indexer, index, indexer.visible(index, indexer.roots))
+    unit_of_file = _includers(views)
+    for path in files:
+        if resolved(path) not in views or unit_of_file.get(resolved(path)) != resolved(path):
+            continue  # a listed file another one includes: counted in its includer's context
+        indexer, index, visible = views[resolved(path)]
         context = Context.merge(visible)
         found: list[KernelIR] = []
-        # Kernels defined in included headers of the same tree belong to the analysis too.
+        # Kernels defined in included headers of the same tree belong to the analysis too,
+        # and so do those of listed files this one includes (`#include "kernels.cu"`): they
+        # see what the includer saw before them (its macros, types and headers).
         for source_index in visible:
             pasted = source_index.path.name in index.function_includes
-            if source_index is not index and resolved(source_index.path) in listed and not pasted:
+            own = unit_of_file.get(resolved(source_index.path)) == resolved(path)
+            if (
+                source_index is not index
+                and resolved(source_index.path) in listed
+                and not pasted
+                and not own
+            ):
                 continue
             if source_index.grammar == "cuda":
                 found.extend(
@@ -431,6 +444,29 @@ def discover_files(
     result.problems[:0] = indexers.problems()
     result.kernels.sort(key=lambda k: (k.file, k.line))
     return result
+
+
+def _includers(
+    views: Mapping[Path, tuple[_Indexer, FileIndex, list[FileIndex]]],
+) -> dict[Path, Path]:
+    """Each listed file -> the listed file whose analysis counts its kernels: itself, or the
+    first listed file (listing order) that includes it, followed up to a file no other one
+    includes (a translation unit). Files that include each other count themselves."""
+    first: dict[Path, Path] = {}
+    for path, (_, _, visible) in views.items():
+        for header in visible[1:]:
+            key = resolved(header.path)
+            if key in views and key != path:
+                first.setdefault(key, path)
+    out: dict[Path, Path] = {}
+    for path in views:
+        seen = {path}
+        top = path
+        while top in first and first[top] not in seen:
+            top = first[top]
+            seen.add(top)
+        out[path] = top if top not in first else path  # a cycle: the file counts itself
+    return out
 
 
 #: a blank or a comment between the words of a directive (comments become blanks in cpp)

@@ -278,3 +278,33 @@ def test_host_definitions_pair_each_name_with_its_own_value():
         for name, values in _definitions(body, "cuda").items()
     }
     assert found == {"n": ["m = 4", "atoi(argv[1])"], "m": ["4"], "k": ["(j = 2) + n"], "j": ["2"]}
+
+
+@pytest.mark.rule("U7")
+def test_a_listed_file_another_includes_is_counted_in_its_includers_context(tmp_path: Path):
+    """`main.cu` includes `utils.hpp` (a type alias and a size macro), then `kernels.cu`: the
+    kernel there is counted once, with `real_t` a float and DIM 7, not a guess."""
+    (tmp_path / "utils.hpp").write_text(
+        "using real_t = float;\n#ifndef DIM\n#define DIM 7\n#endif\n"
+    )
+    (tmp_path / "kernels.cu").write_text(
+        "__global__ void mul(const real_t* a, real_t* b) {\n"
+        "  real_t s = 0;\n"
+        "  for (int j = 0; j < DIM; j++) s += a[threadIdx.x * DIM + j] * 2.0f;\n"
+        "  b[threadIdx.x] = s;\n"
+        "}\n"
+    )
+    (tmp_path / "main.cu").write_text(
+        '#include "utils.hpp"\n#include "kernels.cu"\n'
+        "int main() { real_t *a, *b; mul<<<1, 32>>>(a, b); }\n"
+    )
+    from roofcast.gpu_specs import load_gpu
+
+    from roofcast.pipeline import analyze_paths
+
+    report = analyze_paths([tmp_path], load_gpu("a100"))
+    (kernel,) = report.kernels
+    assert Path(kernel.ir.file).name == "kernels.cu"
+    assert kernel.resolved.defaults == {}
+    assert kernel.resolved.flops["sp"] == 2 * 7  # a multiply and an add per trip, 7 trips
+    assert kernel.resolved.load_bytes == 4 * 7  # floats
