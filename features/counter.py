@@ -84,6 +84,9 @@ MAX_VALUE_SIZE = 2048
 WORK_BUDGET = 300_000
 #: thread axes; OpenMP work-shared loop variables are given these as dependencies
 _X_AXIS = frozenset({"threadIdx.x", "blockIdx.x"})
+#: rule I4: a `for` loop of at most this many trips, a constant, is unrolled fully by nvcc and
+#: clang (their default full-unroll thresholds keep small bodies), so it has no loop control
+FULL_UNROLL_TRIPS = 32
 #: rule U6: a guard `position OP n` -> what n is beyond the position's largest value, with the
 #: position on the left, and on the right (`i < n` runs i up to n - 1; `i >= n` exits there)
 _GUARD_LEFT = {"<": 1, ">=": 1, "<=": 0, ">": 0}
@@ -193,6 +196,7 @@ class KernelCounter:
         self.access_state: dict[tuple, set[str]] = {}
         self.array_indices: dict[tuple[str, tuple[int, ...]], set[str]] = defaultdict(set)
         self.arrays: set[str] = set()
+        self.unrolled = False  # counting the control of a fully unrolled loop (rule I4)
         #: (node id, start, end) -> the names written in it (`_names_in`); this kernel's trees
         self.written_names: dict[tuple[int, int, int], frozenset[str]] = {}
         self.inline_depth = 0
@@ -264,6 +268,8 @@ class KernelCounter:
         return key
 
     def add(self, name: str, n: float = 1, key: tuple[int, ...] | None = None) -> None:
+        if self.unrolled and name == "int_ops":
+            return  # the control of a loop the compiler unrolls fully (rule I4)
         self.tallies[name][self.key if key is None else key] += n
         if self.line_tallies is not None:
             self.line_tallies[(self.current_line, name)][self.key if key is None else key] += n
@@ -2141,8 +2147,13 @@ class KernelCounter:
                     if existing is not None:
                         existing.value = mean
                         existing.loaded = False
-                self.expr(node.child_by_field_name("condition"))
-                self.expr(node.child_by_field_name("update"))
+                # I4: a small constant trip count is unrolled fully, its control compiled away
+                self.unrolled = bool(trip.is_Integer and int(trip) <= FULL_UNROLL_TRIPS)
+                try:
+                    self.expr(node.child_by_field_name("condition"))
+                    self.expr(node.child_by_field_name("update"))
+                finally:
+                    self.unrolled = False
                 counter = self.lookup(var) if var is not None else None
                 if var is not None and counter is not None:  # after the update (`i += s`)
                     counter.index_value = self.loop_dim(node, var, trip, "loop")

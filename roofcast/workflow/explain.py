@@ -23,7 +23,7 @@ _COLUMNS = {
     "flops_sp": ("sp", "F1-F4"),
     "flops_dp": ("dp", "F1-F4"),
     "flops_hp": ("hp", "F1-F4"),
-    "int_ops": ("int", "I1-I3"),
+    "int_ops": ("int", "I1-I4"),
     "load_bytes": ("load B", "M1-M9"),
     "store_bytes": ("store B", "M1-M9"),
     "flops_tensor": ("tensor", "A2"),
