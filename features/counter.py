@@ -2148,7 +2148,7 @@ class KernelCounter:
                         existing.value = mean
                         existing.loaded = False
                 # I4: a small constant trip count is unrolled fully, its control compiled away
-                self.unrolled = bool(trip.is_Integer and int(trip) <= FULL_UNROLL_TRIPS)
+                self.unrolled = self.unrolled_fully(node, trip)
                 try:
                     self.expr(node.child_by_field_name("condition"))
                     self.expr(node.child_by_field_name("update"))
@@ -2163,6 +2163,23 @@ class KernelCounter:
                 self.pop_frame(frame)
         finally:
             self.scopes.pop()
+
+    def unrolled_fully(self, node: tree_sitter.Node, trip: sympy.Expr) -> bool:
+        """Rule I4: a constant trip count of at most FULL_UNROLL_TRIPS, not one averaged over
+        an enclosing loop's counter (`j < i`) and not held back by `#pragma unroll 1`."""
+        if not (trip.is_Integer and int(trip) <= FULL_UNROLL_TRIPS):
+            return False
+        condition = node.child_by_field_name("condition")
+        if condition is not None and self.any_varying(self._names_in(condition)):
+            return False
+        before = node.prev_named_sibling
+        while before is not None and before.type == "comment":
+            before = before.prev_named_sibling
+        return not (
+            before is not None
+            and before.type == "preproc_call"
+            and re.fullmatch(r"#\s*pragma\s+unroll\s*\(?\s*1\s*\)?\s*", node_text(before).strip())
+        )
 
     def loop_dim(
         self, node: tree_sitter.Node, var: str, trip: sympy.Expr, role: str

@@ -797,3 +797,34 @@ def test_host_code_and_kernels_value_c_expressions_alike(tmp_path):
     k = analyze(tmp_path, source)
     assert k["device_side"].resolved.flops["sp"] == 26
     assert k["host_side"].resolved.flops["sp"] == 26 and not k["host_side"].resolved.defaults
+
+
+@pytest.mark.rule("I4")
+def test_full_unrolling_needs_a_real_constant_and_no_unroll_1(tmp_path):
+    """A triangular inner loop (`j < i`, 19.5 trips on average) keeps its control, and so
+    does an 8-trip loop under `#pragma unroll 1`; a plain 8-trip loop drops it."""
+    source = """\
+        __global__ void tri(int* o) {
+          int s = 0;
+          for (int i = 0; i < 40; i++)
+            for (int j = 0; j < i; j++) s ^= 7;
+          o[threadIdx.x] = s;
+        }
+        __global__ void kept(int* o) {
+          int s = 0;
+          #pragma unroll 1
+          for (int j = 0; j < 8; j++) s ^= 7;
+          o[threadIdx.x] = s;
+        }
+        __global__ void dropped(int* o) {
+          int s = 0;
+          #pragma unroll
+          for (int j = 0; j < 8; j++) s ^= 7;
+          o[threadIdx.x] = s;
+        }
+        """
+    k = analyze(tmp_path, source)
+    # outer: 40 x 2 control; inner: 40 x 20 trips (19.5 rounded up) x (2 control + 1 xor)
+    assert k["tri"].resolved.flops["int"] == 40 * 2 + 40 * 20 * 3
+    assert k["kept"].resolved.flops["int"] == 8 * 3
+    assert k["dropped"].resolved.flops["int"] == 8
