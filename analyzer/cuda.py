@@ -3,6 +3,7 @@ the `__device__` functions it reaches (networkx call graph) and host launch site
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 import networkx as nx
@@ -17,7 +18,7 @@ from roofcast.analyzer.hostvalues import (
     caller_bindings,
     device_allocations,
 )
-from roofcast.analyzer.index import FileIndex, FunctionInfo, parameters
+from roofcast.analyzer.index import FileIndex, FunctionInfo, parameters, template_params
 from roofcast.analyzer.model import KernelIR, LaunchSite, Param
 from roofcast.analyzer.parsing import node_text
 from roofcast.analyzer.session import SessionNodeCache
@@ -182,10 +183,13 @@ def _template_arguments(
     if function is None or function.type != "template_function" or arguments is None:
         return {}
     scope = HostScope(host_fn, "cuda", outer)
+    unbound = set(template_params(host_fn))  # a templated launcher's own parameters
     out: dict[str, str] = {}
     for name, argument in zip(names, arguments.named_children, strict=False):
         if argument.type == "type_descriptor":
-            out[name] = " ".join(node_text(argument).split())
+            text = " ".join(node_text(argument).split())
+            if not unbound & set(re.findall(r"[A-Za-z_]\w*", text)):
+                out[name] = text
             continue
         value = scope.value(argument, call.start_byte)
         if value is not None and value.is_Integer:

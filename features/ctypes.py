@@ -194,7 +194,7 @@ class TypeResolver:
         if match:
             kind, size = _VECTOR_BASE[match.group(1)]
             return CType(kind, size, int(match.group(2)), name=base)
-        if base in self.template_types:
+        if base in self.template_types and depth < 8 and self.template_types[base] != base:
             return self.parse(self.template_types[base], depth + 1)
         if base in self.typedefs and depth < 8 and self.typedefs[base] != base:
             return self.parse(self.typedefs[base], depth + 1)

@@ -828,3 +828,18 @@ def test_full_unrolling_needs_a_real_constant_and_no_unroll_1(tmp_path):
     assert k["tri"].resolved.flops["int"] == 40 * 2 + 40 * 20 * 3
     assert k["kept"].resolved.flops["int"] == 8 * 3
     assert k["dropped"].resolved.flops["int"] == 8
+
+
+@pytest.mark.rule("D9")
+def test_a_templated_launcher_leaves_its_own_parameters_unbound(tmp_path):
+    """`k<T><<<...>>>` inside `template <typename T> void run(...)` binds nothing (T is the
+    launcher's own parameter): the kernel is still counted, as the float default."""
+    source = """\
+        template <typename T>
+        __global__ void k(T* a) { a[threadIdx.x] *= (T)2; }
+        template <typename T>
+        void run(T* a) { k<T><<<1, 32>>>(a); }
+        void go(double* a) { run<double>(a); }
+        """
+    k = analyze(tmp_path, source)["k"]
+    assert k.resolved.flops["sp"] == 1 and k.resolved.load_bytes == 4
