@@ -410,3 +410,69 @@ def test_evaluate_compile_reports_compiled_share(tmp_path: Path) -> None:
     plain = json.loads(_cli(*args, env=env).stdout)
     assert "compiled_share" not in plain
     assert plain["n"] == summary["n"]
+
+
+EXCLUSIVE = """\
+        .section        .text._Z1ePf,"ax",@progbits
+        //## File "/s/e.cu", line 2
+        /*0000*/                   ISETP.NE.AND P0, PT, R0, RZ, PT ;
+        /*0010*/              @!P0 BRA `(.L_x_1) ;
+        //## File "/s/e.cu", line 4
+        /*0020*/                   FADD R2, R3, R4 ;
+        /*0030*/                   FMUL R2, R2, R4 ;
+        /*0040*/                   FFMA R2, R3, R3, R2 ;
+        /*0050*/                   BRA `(.L_x_2) ;
+.L_x_1:
+        //## File "/s/e.cu", line 3
+        /*0060*/                   FADD R2, R3, 1 ;
+.L_x_2:
+        //## File "/s/e.cu", line 5
+        /*0070*/                   ISETP.NE.AND P1, PT, R5, RZ, PT ;
+        /*0080*/               @P1 FADD R6, R2, R2 ;
+        /*0090*/               @P1 FADD R6, R6, R2 ;
+        /*00a0*/              @!P1 FMUL R6, R2, R2 ;
+        /*00b0*/               @P0 IADD3 R7, R7, 0x1, RZ ;
+        /*00c0*/                   ISETP.NE.AND P1, PT, R7, RZ, PT ;
+        /*00d0*/              @!P1 FADD R6, R6, R6 ;
+        /*00e0*/                   STG.E [R8.64], R6 ;
+        /*00f0*/                   EXIT ;
+"""
+
+
+@pytest.mark.rule("S10")
+def test_a_thread_runs_one_of_two_exclusive_paths() -> None:
+    kernel = classify_kernel(parse_disassembly(EXCLUSIVE)["_Z1ePf"])
+    # if/else: line 4's side (3 classed) is kept, line 3's FADD dropped; @P1 (2 FADD) beats
+    # @!P1 (1 FMUL); the @P0 IADD3 has no complement, and P1 is written again before the
+    # last @!P1 FADD: both run
+    assert kernel.totals() == Counter({"fadd": 4, "fmul": 1, "ffma": 1, "integer": 4, "store_4": 1})
+    assert kernel.dropped == 2
+    assert (("/s/e.cu", 3),) not in {g.where for g in kernel.groups}
+
+
+# Written here for this test: an if / else if / else whose arms nvcc 13 ends with EXITs.
+EDGES = """\
+__global__ void edges(const float* __restrict__ in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = in[i];
+  if (i == 0) {
+    out[i] = v + 1.0f;
+  } else if (i == n - 1) {
+    out[i] = v - 2.0f;
+  } else {
+    out[i] = (in[i - 1] + in[i + 1]) * v + v * v;
+  }
+}
+"""
+
+
+@pytest.mark.rule("S10")
+@needs_tools
+def test_if_else_chain_counts_one_arm(tmp_path: Path) -> None:
+    source = tmp_path / "edges.cu"
+    source.write_text(EDGES)
+    found = _analyse(source, Compiler("sm_86", cache_root=tmp_path / "cache"))
+    edges = found["edges"]
+    # the last arm's FADD, FMUL and FFMA (an FMA is 2 FLOPs), not the other arms' FADDs;
+    # integer: IMAD, IMAD.WIDE, 2 ISETP, SHF, LEA, LEA.HI.X (hand-read, nvcc 13 sm_86)
+    assert (edges.flops_sp, edges.int_ops) == (4, 7)
