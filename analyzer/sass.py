@@ -164,6 +164,8 @@ class LineCounts:
     copies: tuple[int, ...] = ()
     #: the S9 branch-over regions the instructions lie in (ids in KernelSass.regions)
     regions: tuple[int, ...] = ()
+    #: the start addresses of the kept loops around, outermost first (S5's loop identity)
+    loops: tuple[int, ...] = ()
 
 
 @dataclass
@@ -398,11 +400,15 @@ def classify_kernel(function: SassFunction) -> KernelSass:
         unroll = 1
         for loop in around:
             unroll *= loop.unroll
-        copies = tuple(loop.copies for loop in sorted(around, key=lambda x: (x.start, -x.end)))
-        key = (inst.where, len(around), unroll, copies, inside)
+        ordered = sorted(around, key=lambda x: (x.start, -x.end))
+        copies = tuple(loop.copies for loop in ordered)
+        starts = tuple(loop.start for loop in ordered)
+        key = (inst.where, len(around), unroll, copies, inside, starts)
         group = groups.get(key)
         if group is None:
-            group = LineCounts(inst.where, len(around), unroll, copies=copies, regions=inside)
+            group = LineCounts(
+                inst.where, len(around), unroll, copies=copies, regions=inside, loops=starts
+            )
             groups[key] = group
         cls = op_class(inst)
         if cls is not None:
@@ -418,11 +424,21 @@ def classify_kernel(function: SassFunction) -> KernelSass:
 def branched_over(
     function: SassFunction, loops: list[Loop]
 ) -> list[tuple[int, int, list[tuple[tuple[str, int], ...]]]]:
-    """Rule S9: (branch, target, back-edge locations of the kept loops inside) of every
-    conditional forward branch that jumps over at least one kept loop. Whether such a
-    region is a slow path depends on the source (`sasscount`): it is when none of its
-    loops is a source loop (the range reduction of sinf/cosf for huge arguments)."""
-    by_address = {i.address: i for i in function.instructions}
+    """Rule S9: (branch, target, source locations of the instructions in the kept loops
+    inside) of every conditional forward branch that jumps over at least one kept loop.
+    Whether such a region is a slow path depends on the source (`sasscount`): it is when
+    none of those locations lies in a source loop (the range reduction of sinf/cosf for
+    huge arguments); every location, not only the back edge's, since a `for` header split
+    over lines puts the branch on a line the loop's statement does not start on."""
+    kept = [loop for loop in loops if not loop.remainder]
+    wheres = {
+        (loop.start, loop.end): {
+            i.where
+            for i in function.instructions
+            if loop.start <= i.address <= loop.end and i.where
+        }
+        for loop in kept
+    }
     out = []
     for inst in function.instructions:
         if inst.base != "BRA" or not inst.guard or inst.target is None:
@@ -430,11 +446,11 @@ def branched_over(
         target = function.labels.get(inst.target)
         if target is None or target <= inst.address:
             continue
-        inside = [
-            by_address[loop.end].where
-            for loop in loops
-            if not loop.remainder and inst.address < loop.start and loop.end < target
-        ]
+        found: set[tuple[tuple[str, int], ...]] = set()
+        for loop in kept:
+            if inst.address < loop.start and loop.end < target:
+                found |= wheres[(loop.start, loop.end)]
+        inside = sorted(found)
         if inside:
             out.append((inst.address, target, inside))
     return out

@@ -33,6 +33,22 @@ def _frames(where: tuple[Where, ...], loops: Mapping[Where, tuple]) -> tuple:
     return frames
 
 
+def _loop_frames(sass: KernelSass, loops: Mapping[Where, tuple]) -> dict[tuple[int, ...], tuple]:
+    """S5: per nest of kept loops, the source trips of its lines that lie in as many source
+    loops as it has kept ones (the longest such, then the most instructions). What runs in
+    a kept loop runs once per trip, even on a line the counter saw outside it: the test
+    and update of a `for` header split over lines, code the compiler moved into the loop."""
+    best: dict[tuple[int, ...], tuple[int, int, tuple]] = {}
+    for group in sass.groups:
+        frames = _frames(group.where, loops)
+        if not group.loops or len(frames) < group.depth:
+            continue
+        weight = (len(frames), sum(group.counts.values()))
+        if group.loops not in best or weight > best[group.loops][:2]:
+            best[group.loops] = (*weight, frames)
+    return {nest: frames for nest, (_, _, frames) in best.items()}
+
+
 def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[str, sympy.Expr]:
     """Per-thread executions by class (and `load_N`/`store_N` global accesses of N bytes).
 
@@ -49,11 +65,14 @@ def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[st
         for region, wheres in sass.regions.items()
         if not any(_frames(where, loops) for where in wheres)
     }
+    borrowed = _loop_frames(sass, loops)
     out: dict[str, sympy.Expr] = {}
     for group in sass.groups:
         if slow.intersection(group.regions):
             continue  # S9: a branched-over slow path
         frames = _frames(group.where, loops)
+        if len(frames) < group.depth and group.loops in borrowed:
+            frames = borrowed[group.loops]  # S5: a line the counter saw outside the loop
         kept = frames[: min(group.depth, len(frames))]
         unroll = group.unroll
         for trip, copies in zip(kept, group.copies, strict=False):

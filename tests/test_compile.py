@@ -476,3 +476,31 @@ def test_if_else_chain_counts_one_arm(tmp_path: Path) -> None:
     # the last arm's FADD, FMUL and FFMA (an FMA is 2 FLOPs), not the other arms' FADDs;
     # integer: IMAD, IMAD.WIDE, 2 ISETP, SHF, LEA, LEA.HI.X (hand-read, nvcc 13 sm_86)
     assert (edges.flops_sp, edges.int_ops) == (4, 7)
+
+
+# Written here for this test: a grid-stride loop whose `for` header spans two lines.
+STRIDE = """\
+__global__ void stride(const float* __restrict__ a, float* out, int n) {
+  float s = 0.f;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x;
+       i < n; i += blockDim.x * gridDim.x)
+    s += a[i] * a[i];
+  out[threadIdx.x] = s;
+}
+"""
+
+
+@pytest.mark.rule("S5", "S9")
+@needs_tools
+def test_loop_whose_header_spans_lines_is_counted_per_trip(tmp_path: Path) -> None:
+    source = tmp_path / "stride.cu"
+    source.write_text(STRIDE)
+    fv = _analyse(source, Compiler("sm_86", cache_root=tmp_path / "cache"))["stride"]
+    # n = 4096 over 8 x 8 threads: 64 trips
+    values = {s: 4096 if s.name == "n" else 8 for s in fv.int_ops.free_symbols}
+    runs = 64
+    # S9: the branch over the loop (i < n at entry) is no slow path although the back edge
+    # sits on line 4, which the counter does not see inside the loop; S5: line 4's IMAD and
+    # ISETP run once per trip with line 5's IMAD.WIDE and FFMA (hand-read, nvcc 13 sm_86)
+    assert int(fv.flops_sp.subs(values)) == 2 * runs
+    assert int(fv.int_ops.subs(values)) == 3 * runs + 3
