@@ -50,7 +50,20 @@ def _loop_frames(sass: KernelSass, loops: Mapping[Where, tuple]) -> dict[tuple[i
 
 
 def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[str, sympy.Expr]:
-    """Per-thread executions by class (and `load_N`/`store_N` global accesses of N bytes).
+    """Per-thread executions by class (and `load_N`/`store_N` global accesses of N bytes):
+    the sum over the kernel's lines of `line_class_counts`."""
+    out: dict[str, sympy.Expr] = {}
+    for counts in line_class_counts(sass, line_loops).values():
+        for cls, n in counts.items():
+            out[cls] = out.get(cls, sympy.Integer(0)) + n
+    return out
+
+
+def line_class_counts(
+    sass: KernelSass, line_loops: Mapping[Where, tuple]
+) -> dict[Where, dict[str, sympy.Expr]]:
+    """Per-thread executions by class, per line of the kernel's own function (the outermost
+    location: an inlined callee's instructions count at their call site).
 
     Rule S5: an instruction runs (product of the trips of its source line's loops) / (unroll
     factors of the compiler's loops around it) times. Its line is the kernel's call site
@@ -66,7 +79,7 @@ def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[st
         if not any(_frames(where, loops) for where in wheres)
     }
     borrowed = _loop_frames(sass, loops)
-    out: dict[str, sympy.Expr] = {}
+    out: dict[Where, dict[str, sympy.Expr]] = {}
     for group in sass.groups:
         if slow.intersection(group.regions):
             continue  # S9: a branched-over slow path
@@ -79,9 +92,25 @@ def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[st
             if copies > 1 and isinstance(trip, sympy.Integer) and int(trip) % copies == 0:
                 unroll *= copies  # S8: a constant trip count the copies divide
         runs = sympy.Mul(*kept) / unroll if kept else sympy.Integer(1)
+        line = out.setdefault(group.where[-1] if group.where else ("", 0), {})
         for cls, n in group.counts.items():
-            out[cls] = out.get(cls, sympy.Integer(0)) + n * runs
+            line[cls] = line.get(cls, sympy.Integer(0)) + n * runs
     return out
+
+
+def flop_counts(counts: Mapping[str, sympy.Expr]) -> dict[str, sympy.Expr]:
+    """Rule S7's totals from class counts: FLOPs per precision (add, mul, 2 x fma) and
+    integer instructions, keyed like FeatureVector's fields."""
+
+    def get(cls: str) -> sympy.Expr:
+        return counts.get(cls, sympy.Integer(0))
+
+    return {
+        "flops_sp": get("fadd") + get("fmul") + 2 * get("ffma"),
+        "flops_dp": get("dadd") + get("dmul") + 2 * get("dfma"),
+        "flops_hp": get("hadd") + get("hmul") + 2 * get("hfma"),
+        "int_ops": get("integer"),
+    }
 
 
 def apply_sass(fv: FeatureVector, counts: Mapping[str, sympy.Expr]) -> None:
@@ -89,16 +118,12 @@ def apply_sass(fv: FeatureVector, counts: Mapping[str, sympy.Expr]) -> None:
     replace the source counts; special functions are in the SASS already (dropped), bytes
     stay the source's (DRAM traffic is not what the instructions load)."""
 
-    def get(cls: str) -> sympy.Expr:
-        return counts.get(cls, sympy.Integer(0))
-
-    fv.flops_sp = get("fadd") + get("fmul") + 2 * get("ffma")
-    fv.flops_dp = get("dadd") + get("dmul") + 2 * get("dfma")
-    fv.flops_hp = get("hadd") + get("hmul") + 2 * get("hfma")
-    fv.int_ops = get("integer")
+    totals = flop_counts(counts)
+    fv.flops_sp, fv.flops_dp = totals["flops_sp"], totals["flops_dp"]
+    fv.flops_hp, fv.int_ops = totals["flops_hp"], totals["int_ops"]
     fv.special = {}
     for cls in CLASSES:
-        fv.symbols |= {s.name for s in get(cls).free_symbols}
+        fv.symbols |= {s.name for s in counts.get(cls, sympy.Integer(0)).free_symbols}
 
 
 def recount(
@@ -116,6 +141,13 @@ def recount(
     if sass is None:
         features.counted_from, features.counted_why = "source", why
         return
+    by_line = line_class_counts(sass, features.line_loops)
     apply_sass(features, class_counts(sass, features.line_loops))
+    own = os.path.realpath(ir.file)
+    features.sass_by_line = {
+        line: flop_counts(counts)
+        for (file, line), counts in by_line.items()
+        if os.path.realpath(file) == own
+    }
     features.counted_from = "sass"
     features.counted_why = f"nvcc -arch={compiler.arch}"

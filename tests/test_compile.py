@@ -504,3 +504,31 @@ def test_loop_whose_header_spans_lines_is_counted_per_trip(tmp_path: Path) -> No
     # ISETP run once per trip with line 5's IMAD.WIDE and FFMA (hand-read, nvcc 13 sm_86)
     assert int(fv.flops_sp.subs(values)) == 2 * runs
     assert int(fv.int_ops.subs(values)) == 3 * runs + 3
+
+
+@pytest.mark.rule("S7", "S10")
+@needs_tools
+def test_explain_compile_shows_each_lines_sass_counts(tmp_path: Path) -> None:
+    import os
+
+    source = tmp_path / "edges.cu"
+    source.write_text(EDGES)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    common = [f"{source}:edges", "-g", "rtx3080", "--block", "256", "--grid", "64"]
+    done = _cli("explain", *common, "--compile", "-f", "json", env=env)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert (data["counted_from"], data["counted_why"]) == ("sass", "nvcc -arch=sm_86")
+    sass = {row["line"]: row["sass_per_thread"] for row in data["lines"]}
+    # the else arm's FADD, FMUL, FFMA (line 9); the other arms' FADDs (lines 5, 7) are S10's
+    # cheaper sides: no FLOPs there. Per launch is per thread x 256 x 64 threads.
+    assert sass[9] == {"sp": 4}
+    assert "sp" not in sass[5] and "sp" not in sass[7]
+    assert sum(row.get("int", 0) for row in sass.values()) == 7
+    launch = {row["line"]: row["sass_per_launch"] for row in data["lines"]}
+    assert launch[9] == {"sp": 4 * 256 * 64}
+    text = _cli("explain", *common, "--compile", env=env)
+    assert "counted from SASS" in text.stdout and "SASS: sp 4" in text.stdout
+    plain = json.loads(_cli("explain", *common, "-f", "json", env=env).stdout)
+    assert "counted_from" not in plain
+    assert all("sass_per_thread" not in row for row in plain["lines"])
