@@ -4,7 +4,9 @@ integer fields (docs/counting.md, section "Compile mode", rules S3, S5, S7)."""
 
 from __future__ import annotations
 
+import math
 import os
+from collections import Counter
 from collections.abc import Mapping
 
 import sympy
@@ -49,6 +51,41 @@ def _loop_frames(sass: KernelSass, loops: Mapping[Where, tuple]) -> dict[tuple[i
     return {nest: frames for nest, (_, _, frames) in best.items()}
 
 
+def _own_copies(
+    sass: KernelSass, loops: Mapping[Where, tuple], borrowed: Mapping[tuple[int, ...], tuple]
+) -> dict[tuple[int, ...], int]:
+    """S8: per kept loop (its nest), how many times each work class repeats in its body:
+    the gcd of the FP and global-memory counts of the lines directly in it whose innermost
+    source loop it is. A line in more source loops than kept ones holds a fully unrolled
+    inner loop's copies (S5), not the kept loop's unrolling: a nest whose only work is
+    such lines repeats nothing (1). Nests without FP or global work are left out (their
+    copies stay the reader's, by opcode)."""
+    own: dict[tuple[int, ...], Counter[str]] = {}
+    inner: set[tuple[int, ...]] = set()
+    for group in sass.groups:
+        if not group.loops:
+            continue
+        frames = _frames(group.where, loops)
+        if len(frames) < group.depth:
+            frames = borrowed.get(group.loops, frames)
+        work = Counter(
+            {
+                cls: n
+                for cls, n in group.counts.items()
+                if cls in CLASSES and cls != "integer" or cls.startswith(("load_", "store_"))
+            }
+        )
+        if not work:
+            continue
+        if len(frames) == group.depth:
+            own.setdefault(group.loops, Counter()).update(work)
+        elif len(frames) > group.depth:
+            inner.add(group.loops)
+    out = {nest: 1 for nest in inner}
+    out.update({nest: math.gcd(*work.values()) for nest, work in own.items()})
+    return out
+
+
 def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[str, sympy.Expr]:
     """Per-thread executions by class (and `load_N`/`store_N` global accesses of N bytes):
     the sum over the kernel's lines of `line_class_counts`."""
@@ -79,6 +116,7 @@ def line_class_counts(
         if not any(_frames(where, loops) for where in wheres)
     }
     borrowed = _loop_frames(sass, loops)
+    repeated = _own_copies(sass, loops, borrowed)
     out: dict[Where, dict[str, sympy.Expr]] = {}
     for group in sass.groups:
         if slow.intersection(group.regions):
@@ -88,9 +126,14 @@ def line_class_counts(
             frames = borrowed[group.loops]  # S5: a line the counter saw outside the loop
         kept = frames[: min(group.depth, len(frames))]
         unroll = group.unroll
-        for trip, copies in zip(kept, group.copies, strict=False):
-            if copies > 1 and isinstance(trip, sympy.Integer) and int(trip) % copies == 0:
-                unroll *= copies  # S8: a constant trip count the copies divide
+        # S8: a constant trip count the copies divide; not on a line in more source loops
+        # than kept ones, whose copies are the fully unrolled inner loops' (S5)
+        if len(frames) <= group.depth and group.unroll == 1:
+            for k, trip in enumerate(kept):
+                seen = group.copies[k] if k < len(group.copies) else 1
+                copies = repeated.get(group.loops[: k + 1], seen)
+                if copies > 1 and isinstance(trip, sympy.Integer) and int(trip) % copies == 0:
+                    unroll *= copies
         runs = sympy.Mul(*kept) / unroll if kept else sympy.Integer(1)
         line = out.setdefault(group.where[-1] if group.where else ("", 0), {})
         for cls, n in group.counts.items():

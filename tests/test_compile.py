@@ -163,6 +163,44 @@ def test_unrolled_without_remainder_needs_a_constant_trip_it_divides() -> None:
         assert class_counts(kernel, loops)["fadd"] == 2 * runs  # S8: 2 copies when 2 | trip
 
 
+# A kept loop of 8 trips (line 4) whose body is an inner source loop of 4 trips (line 6)
+# unrolled fully: 4 copies of each work instruction, none of them the kept loop's unrolling.
+INNER_UNROLLED = """\
+        .section        .text._Z1fPf,"ax",@progbits
+        //## File "/s/f.cu", line 3
+        /*0000*/                   MOV R0, RZ ;
+.L_x_1:
+        //## File "/s/f.cu", line 6
+        /*0010*/                   LDG.E R2, [R4.64] ;
+        /*0020*/                   LDG.E R3, [R4.64+0x4] ;
+        /*0030*/                   LDG.E R6, [R4.64+0x8] ;
+        /*0040*/                   LDG.E R7, [R4.64+0xc] ;
+        /*0050*/                   FADD R8, R8, R2 ;
+        /*0060*/                   FADD R8, R8, R3 ;
+        /*0070*/                   FADD R8, R8, R6 ;
+        /*0080*/                   FADD R8, R8, R7 ;
+        //## File "/s/f.cu", line 4
+        /*0090*/                   IADD3 R0, R0, 0x1, RZ ;
+        /*00a0*/                   ISETP.NE.AND P0, PT, R0, 0x8, PT ;
+        /*00b0*/               @P0 BRA `(.L_x_1) ;
+        /*00c0*/                   EXIT ;
+"""
+
+
+@pytest.mark.rule("S5", "S8")
+def test_copies_of_a_fully_unrolled_inner_loop_are_no_unrolling() -> None:
+    kernel = classify_kernel(parse_disassembly(INNER_UNROLLED)["_Z1fPf"])
+    assert [loop.copies for loop in kernel.loops] == [4]  # what the reader sees repeated
+    eight, four = sympy.Integer(8), sympy.Integer(4)
+    counts = class_counts(kernel, {("/s/f.cu", 4): (eight,), ("/s/f.cu", 6): (eight, four)})
+    # S5: line 6 lies in 2 source loops but 1 kept one: each copy runs once per outer trip;
+    # S8 does not divide by the 4 copies (they are the inner loop's), though 4 divides 8
+    assert (counts["fadd"], counts["load_4"], counts["integer"]) == (32, 32, 16)
+    # the same body as the kept loop's own line (a loop unrolled 4x by the compiler) is S8
+    own = class_counts(kernel, {("/s/f.cu", 4): (eight,), ("/s/f.cu", 6): (eight,)})
+    assert (own["fadd"], own["integer"]) == (8, 4)
+
+
 def test_names_arch_and_command_are_data() -> None:
     assert demangled_base("_Z6kernelPf") == "kernel"
     assert demangled_base("_ZN2ns6kernelEv") == "kernel"
