@@ -89,8 +89,12 @@ def _own_copies(
 def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[str, sympy.Expr]:
     """Per-thread executions by class (and `load_N`/`store_N` global accesses of N bytes):
     the sum over the kernel's lines of `line_class_counts`."""
+    return _summed(line_class_counts(sass, line_loops))
+
+
+def _summed(by_line: Mapping[Where, Mapping[str, sympy.Expr]]) -> dict[str, sympy.Expr]:
     out: dict[str, sympy.Expr] = {}
-    for counts in line_class_counts(sass, line_loops).values():
+    for counts in by_line.values():
         for cls, n in counts.items():
             out[cls] = out.get(cls, sympy.Integer(0)) + n
     return out
@@ -185,7 +189,7 @@ def recount(
         features.counted_from, features.counted_why = "source", why
         return
     by_line = line_class_counts(sass, features.line_loops)
-    apply_sass(features, class_counts(sass, features.line_loops))
+    apply_sass(features, _summed(by_line))
     own = os.path.realpath(ir.file)
     features.sass_by_line = {
         line: flop_counts(counts)
