@@ -35,6 +35,16 @@ def _frames(where: tuple[Where, ...], loops: Mapping[Where, tuple]) -> tuple:
     return frames
 
 
+def _unseen(where: tuple[Where, ...], loops: Mapping[Where, tuple]) -> bool:
+    """S9: a location in a file the counter walked (a line of it is noted) but on a line it
+    did not note: whether that line lies in a source loop is not known (a callee the counter
+    did not follow), unlike a toolkit header's line, which the counter never walks."""
+    if not where:
+        return False
+    file, line = os.path.realpath(where[0][0]), where[0][1]
+    return (file, line) not in loops and any(f == file for f, _ in loops)
+
+
 def _loop_frames(sass: KernelSass, loops: Mapping[Where, tuple]) -> dict[tuple[int, ...], tuple]:
     """S5: per nest of kept loops, the source trips of its lines that lie in as many source
     loops as it has kept ones (the longest such, then the most instructions). What runs in
@@ -117,7 +127,7 @@ def line_class_counts(
     slow = {
         region
         for region, wheres in sass.regions.items()
-        if not any(_frames(where, loops) for where in wheres)
+        if not any(_frames(where, loops) or _unseen(where, loops) for where in wheres)
     }
     borrowed = _loop_frames(sass, loops)
     repeated = _own_copies(sass, loops, borrowed)

@@ -429,6 +429,10 @@ def test_branched_over_region_is_slow_only_without_a_source_loop() -> None:
     n = sympy.Integer(6)
     looped = class_counts(kernel, {("/s/r.cu", 3): (n,)})
     assert looped["integer"] == 2 + 2 * 6  # SHF and LOP3 once, the loop's two 6 times
+    # a line of a file the counter walked but did not note (a callee it did not follow):
+    # whether it lies in a source loop is unknown, so the region is counted
+    unseen = class_counts(kernel, {("/s/r.cu", 9): ()})
+    assert unseen["integer"] == 4
 
 
 @needs_tools
