@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections import Counter
 from collections.abc import Mapping
 
 import sympy
@@ -64,36 +63,37 @@ def _loop_frames(sass: KernelSass, loops: Mapping[Where, tuple]) -> dict[tuple[i
 def _own_copies(
     sass: KernelSass, loops: Mapping[Where, tuple], borrowed: Mapping[tuple[int, ...], tuple]
 ) -> dict[tuple[int, ...], int]:
-    """S8: per kept loop (its nest), how many times each work class repeats in its body:
-    the gcd of the FP and global-memory counts of the lines directly in it whose innermost
-    source loop it is. A line in more source loops than kept ones holds a fully unrolled
-    inner loop's copies (S5), not the kept loop's unrolling: a nest whose only work is
-    such lines repeats nothing (1). Nests without FP or global work are left out (their
-    copies stay the reader's, by opcode)."""
-    own: dict[tuple[int, ...], Counter[str]] = {}
-    inner: set[tuple[int, ...]] = set()
+    """S8: per kept loop (its nest), how many times its body repeats: the gcd of the FP and
+    global-memory class counts of the lines directly in it, each line's counts first
+    divided by the trips of the source loops it lies in beyond the kept ones (fully
+    unrolled inner loops, S5: their copies are not the kept loop's unrolling; 1 when
+    those trips are not constants dividing the counts). Nests without FP or global work
+    are left out (their copies stay the reader's, by opcode)."""
+    found: dict[tuple[int, ...], list[int]] = {}
     for group in sass.groups:
         if not group.loops:
             continue
         frames = _frames(group.where, loops)
         if len(frames) < group.depth:
             frames = borrowed.get(group.loops, frames)
-        work = Counter(
-            {
-                cls: n
-                for cls, n in group.counts.items()
-                if cls in CLASSES and cls != "integer" or cls.startswith(("load_", "store_"))
-            }
-        )
+        work = [
+            n
+            for cls, n in group.counts.items()
+            if cls in CLASSES and cls != "integer" or cls.startswith(("load_", "store_"))
+        ]
         if not work:
             continue
-        if len(frames) == group.depth:
-            own.setdefault(group.loops, Counter()).update(work)
-        elif len(frames) > group.depth:
-            inner.add(group.loops)
-    out = {nest: 1 for nest in inner}
-    out.update({nest: math.gcd(*work.values()) for nest, work in own.items()})
-    return out
+        inner = sympy.Mul(*frames[group.depth :])
+        if (
+            isinstance(inner, sympy.Integer)
+            and inner > 0
+            and all(n % int(inner) == 0 for n in work)
+        ):
+            work = [n // int(inner) for n in work]
+        else:
+            work = [1]
+        found.setdefault(group.loops, []).extend(work)
+    return {nest: math.gcd(*work) for nest, work in found.items()}
 
 
 def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[str, sympy.Expr]:
@@ -140,9 +140,8 @@ def line_class_counts(
             frames = borrowed[group.loops]  # S5: a line the counter saw outside the loop
         kept = frames[: min(group.depth, len(frames))]
         unroll = group.unroll
-        # S8: a constant trip count the copies divide; not on a line in more source loops
-        # than kept ones, whose copies are the fully unrolled inner loops' (S5)
-        if len(frames) <= group.depth and group.unroll == 1:
+        # S8: a constant trip count the copies divide (not in a nest with a remainder loop)
+        if group.unroll == 1:
             for k, trip in enumerate(kept):
                 seen = group.copies[k] if k < len(group.copies) else 1
                 copies = repeated.get(group.loops[: k + 1], seen)

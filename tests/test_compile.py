@@ -199,6 +199,11 @@ def test_copies_of_a_fully_unrolled_inner_loop_are_no_unrolling() -> None:
     # the same body as the kept loop's own line (a loop unrolled 4x by the compiler) is S8
     own = class_counts(kernel, {("/s/f.cu", 4): (eight,), ("/s/f.cu", 6): (eight,)})
     assert (own["fadd"], own["integer"]) == (8, 4)
+    # an inner loop of 2 trips: 4 copies are 2 of the inner loop's 2, so the kept loop is
+    # unrolled 2x (#pragma unroll 2): 8 / 2 kept trips run 4 FADDs, 8 x 2 in all
+    two = sympy.Integer(2)
+    pair = class_counts(kernel, {("/s/f.cu", 4): (eight,), ("/s/f.cu", 6): (eight, two)})
+    assert (pair["fadd"], pair["integer"]) == (16, 8)
 
 
 def test_names_arch_and_command_are_data() -> None:
