@@ -29,7 +29,7 @@ from roofcast.analyzer.sass import KernelSass, LineCounts, classify_kernel, pars
 #: seconds one nvcc or nvdisasm run may take
 TOOL_TIMEOUT = 300.0
 #: bumped when what the cache holds changes meaning
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _STD = re.compile(r"^(?:gnu|c)\+\+(\d+)$")
 
@@ -191,7 +191,15 @@ def _to_json(unit: UnitSass) -> dict:
             name: {
                 "dropped": k.dropped,
                 "groups": [
-                    [g.where, g.depth, g.unroll, dict(g.counts), list(g.copies), list(g.regions)]
+                    [
+                        g.where,
+                        g.depth,
+                        g.unroll,
+                        dict(g.counts),
+                        list(g.copies),
+                        list(g.regions),
+                        list(g.loops),
+                    ]
                     for g in k.groups
                 ],
                 "regions": [[r, w] for r, w in k.regions.items()],
@@ -216,8 +224,9 @@ def _from_json(data: dict) -> UnitSass | None:
                 Counter(counts),
                 tuple(int(c) for c in copies),
                 tuple(int(r) for r in regions),
+                tuple(int(a) for a in loops),
             )
-            for where, depth, unroll, counts, copies, regions in k["groups"]
+            for where, depth, unroll, counts, copies, regions, loops in k["groups"]
         ]
         found = {
             int(r): [tuple((str(f), int(n)) for f, n in w) for w in wheres]

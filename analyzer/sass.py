@@ -1,5 +1,5 @@
 """SASS (`nvdisasm -gi -c` text) read into per-kernel instruction classes, by source line and
-by the loops the compiler kept (docs/counting.md, section "Compile mode", rules S1-S6).
+by the loops the compiler kept (docs/counting.md, section "Compile mode", rules S1-S6, S10).
 
 Nsight Compute counts executed SASS instructions per class; the compiler's address
 arithmetic, loop control and library expansions are in them and nowhere in the source.
@@ -164,6 +164,8 @@ class LineCounts:
     copies: tuple[int, ...] = ()
     #: the S9 branch-over regions the instructions lie in (ids in KernelSass.regions)
     regions: tuple[int, ...] = ()
+    #: the start addresses of the kept loops around, outermost first (S5's loop identity)
+    loops: tuple[int, ...] = ()
 
 
 @dataclass
@@ -263,10 +265,129 @@ def slow_path_addresses(function: SassFunction) -> set[int]:
     return out
 
 
+_PREDICATE = re.compile(r"\bU?P[0-6]\b")
+_FLOW_END = ("BRA", "EXIT", "RET", "CALL", "BRX", "JMP", "JMX", "BREAK", "CONT", "WARPSYNC")
+
+
+def _cost(insts: list[Instruction], skip: set[int]) -> int:
+    """What a path does, to pick the costlier of exclusive paths: its classed instructions."""
+    return sum(1 for i in insts if i.address not in skip and op_class(i) is not None)
+
+
+def exclusive_paths(function: SassFunction, loops: list[Loop]) -> set[int]:
+    """Rule S10: addresses of the cheaper of two paths a thread cannot both take.
+
+    - An if/else (a conditional forward `BRA` to t1): the fall-through side [branch, t1)
+      ends in an unconditional forward `BRA` to t2 (the other side is [t1, t2)) or in an
+      `EXIT` (the other side runs from t1 to its own `EXIT`). Neither side may be entered
+      by a branch from elsewhere nor cut by a kept loop's edge. Inner ones are decided
+      first (an `else if` chain is nested if/elses).
+    - Complementary predicates in straight-line code (`@P0 FADD` ... `@!P0 FADD` with P0
+      neither written nor read in between): a thread runs one set.
+    Nsight Compute counts the instructions a thread executes; counting both sides counts
+    the work of two threads. The costlier side is kept: an upper bound on one thread."""
+    insts = function.instructions
+    index = {inst.address: n for n, inst in enumerate(insts)}
+    into = [
+        (inst.address, function.labels[inst.target])
+        for inst in insts
+        if inst.base == "BRA" and inst.target in function.labels
+    ]
+    drop: set[int] = set()
+    pairs = []
+    for n, inst in enumerate(insts):
+        if inst.base != "BRA" or not inst.guard or inst.target is None:
+            continue
+        t1 = function.labels.get(inst.target)
+        if t1 is None or t1 <= inst.address or t1 not in index:
+            continue
+        i1 = index[t1]
+        i2 = _other_side_end(insts, insts[i1 - 1], i1, function.labels, index)
+        if i2 is None:
+            continue
+        first, end = inst.address, insts[i2 - 1].address
+        entered = any(not first <= src <= end and first < dst <= end for src, dst in into)
+        crossed = any(
+            (lp.start <= t1 <= lp.end) != (lp.start <= first <= lp.end)
+            or (lp.start <= end <= lp.end) != (lp.start <= first <= lp.end)
+            for lp in loops
+        )
+        if not entered and not crossed:
+            pairs.append((n, i1, i2))
+    for n, i1, i2 in sorted(pairs, key=lambda d: d[2] - d[0]):
+        then, other = insts[n + 1 : i1], insts[i1:i2]
+        cheaper = then if _cost(then, drop) < _cost(other, drop) else other
+        drop.update(i.address for i in cheaper)
+    drop |= _complementary(insts, function.labels)
+    return drop
+
+
+def _other_side_end(
+    insts: list[Instruction],
+    last: Instruction,
+    i1: int,
+    labels: dict[str, int],
+    index: dict[int, int],
+) -> int | None:
+    """S10: the index past the taken side of an if/else whose fall-through side ends in
+    `last`, or None when `last` ends no such side."""
+    if last.guard:
+        return None
+    join = None
+    if last.base == "BRA":
+        join = labels.get(last.target) if last.target else None
+        if join is None or join <= insts[i1].address or join not in index:
+            return None
+    elif last.base != "EXIT":
+        return None
+    # the taken side ends where it reaches the join, jumps to it, or exits (after an EXIT)
+    for n in range(i1, len(insts)):
+        inst = insts[n]
+        if inst.address == join:
+            return n
+        if inst.guard:
+            continue
+        if inst.base == "BRA":
+            return n + 1 if join is not None and labels.get(inst.target or "") == join else None
+        if inst.base == "EXIT":
+            return n + 1 if join is None else None
+    return None
+
+
+def _complementary(insts: list[Instruction], labels: dict[str, int]) -> set[int]:
+    """S10's predicated half: within straight-line code, of the instructions guarded by
+    `@P` and `@!P` between two touches of P, the cheaper set."""
+    starts = set(labels.values())
+    drop: set[int] = set()
+    runs: dict[str, tuple[list[Instruction], list[Instruction]]] = {}
+
+    def close(name: str) -> None:
+        run = runs.pop(name, None)
+        if run and run[0] and run[1]:
+            on, off = run
+            drop.update(i.address for i in (on if _cost(on, drop) < _cost(off, drop) else off))
+
+    for inst in insts:
+        if inst.address in starts:
+            for name in list(runs):
+                close(name)
+        if inst.guard:
+            name = inst.guard.lstrip("@!")
+            runs.setdefault(name, ([], []))[inst.guard.startswith("@!")].append(inst)
+        for name in set(_PREDICATE.findall(inst.operands)):
+            close(name)
+        if inst.base in _FLOW_END:
+            for name in list(runs):
+                close(name)
+    for name in list(runs):
+        close(name)
+    return drop
+
+
 def classify_kernel(function: SassFunction) -> KernelSass:
     """Group a kernel's instructions by (source location, kept loops around them)."""
     loops = find_loops(function)
-    slow = slow_path_addresses(function)
+    slow = slow_path_addresses(function) | exclusive_paths(function, loops)
     regions = branched_over(function, loops)
     groups: dict[tuple, LineCounts] = {}
     dropped = 0
@@ -279,11 +400,15 @@ def classify_kernel(function: SassFunction) -> KernelSass:
         unroll = 1
         for loop in around:
             unroll *= loop.unroll
-        copies = tuple(loop.copies for loop in sorted(around, key=lambda x: (x.start, -x.end)))
-        key = (inst.where, len(around), unroll, copies, inside)
+        ordered = sorted(around, key=lambda x: (x.start, -x.end))
+        copies = tuple(loop.copies for loop in ordered)
+        starts = tuple(loop.start for loop in ordered)
+        key = (inst.where, len(around), unroll, copies, inside, starts)
         group = groups.get(key)
         if group is None:
-            group = LineCounts(inst.where, len(around), unroll, copies=copies, regions=inside)
+            group = LineCounts(
+                inst.where, len(around), unroll, copies=copies, regions=inside, loops=starts
+            )
             groups[key] = group
         cls = op_class(inst)
         if cls is not None:
@@ -299,11 +424,21 @@ def classify_kernel(function: SassFunction) -> KernelSass:
 def branched_over(
     function: SassFunction, loops: list[Loop]
 ) -> list[tuple[int, int, list[tuple[tuple[str, int], ...]]]]:
-    """Rule S9: (branch, target, back-edge locations of the kept loops inside) of every
-    conditional forward branch that jumps over at least one kept loop. Whether such a
-    region is a slow path depends on the source (`sasscount`): it is when none of its
-    loops is a source loop (the range reduction of sinf/cosf for huge arguments)."""
-    by_address = {i.address: i for i in function.instructions}
+    """Rule S9: (branch, target, source locations of the instructions in the kept loops
+    inside) of every conditional forward branch that jumps over at least one kept loop.
+    Whether such a region is a slow path depends on the source (`sasscount`): it is when
+    none of those locations lies in a source loop (the range reduction of sinf/cosf for
+    huge arguments); every location, not only the back edge's, since a `for` header split
+    over lines puts the branch on a line the loop's statement does not start on."""
+    kept = [loop for loop in loops if not loop.remainder]
+    wheres = {
+        (loop.start, loop.end): {
+            i.where
+            for i in function.instructions
+            if loop.start <= i.address <= loop.end and i.where
+        }
+        for loop in kept
+    }
     out = []
     for inst in function.instructions:
         if inst.base != "BRA" or not inst.guard or inst.target is None:
@@ -311,11 +446,11 @@ def branched_over(
         target = function.labels.get(inst.target)
         if target is None or target <= inst.address:
             continue
-        inside = [
-            by_address[loop.end].where
-            for loop in loops
-            if not loop.remainder and inst.address < loop.start and loop.end < target
-        ]
+        found: set[tuple[tuple[str, int], ...]] = set()
+        for loop in kept:
+            if inst.address < loop.start and loop.end < target:
+                found |= wheres[(loop.start, loop.end)]
+        inside = sorted(found)
         if inside:
             out.append((inst.address, target, inside))
     return out

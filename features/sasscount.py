@@ -4,6 +4,7 @@ integer fields (docs/counting.md, section "Compile mode", rules S3, S5, S7)."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 
@@ -33,8 +34,87 @@ def _frames(where: tuple[Where, ...], loops: Mapping[Where, tuple]) -> tuple:
     return frames
 
 
+def _unseen(where: tuple[Where, ...], loops: Mapping[Where, tuple]) -> bool:
+    """S9: a location in a file the counter walked (a line of it is noted) but on a line it
+    did not note: whether that line lies in a source loop is not known (a callee the counter
+    did not follow), unlike a toolkit header's line, which the counter never walks."""
+    if not where:
+        return False
+    file, line = os.path.realpath(where[0][0]), where[0][1]
+    return (file, line) not in loops and any(f == file for f, _ in loops)
+
+
+def _loop_frames(sass: KernelSass, loops: Mapping[Where, tuple]) -> dict[tuple[int, ...], tuple]:
+    """S5: per nest of kept loops, the source trips of its lines that lie in as many source
+    loops as it has kept ones (the longest such, then the most instructions). What runs in
+    a kept loop runs once per trip, even on a line the counter saw outside it: the test
+    and update of a `for` header split over lines, code the compiler moved into the loop."""
+    best: dict[tuple[int, ...], tuple[int, int, tuple]] = {}
+    for group in sass.groups:
+        frames = _frames(group.where, loops)
+        if not group.loops or len(frames) < group.depth:
+            continue
+        weight = (len(frames), sum(group.counts.values()))
+        if group.loops not in best or weight > best[group.loops][:2]:
+            best[group.loops] = (*weight, frames)
+    return {nest: frames for nest, (_, _, frames) in best.items()}
+
+
+def _own_copies(
+    sass: KernelSass, loops: Mapping[Where, tuple], borrowed: Mapping[tuple[int, ...], tuple]
+) -> dict[tuple[int, ...], int]:
+    """S8: per kept loop (its nest), how many times its body repeats: the gcd of the FP and
+    global-memory class counts of the lines directly in it, each line's counts first
+    divided by the trips of the source loops it lies in beyond the kept ones (fully
+    unrolled inner loops, S5: their copies are not the kept loop's unrolling; 1 when
+    those trips are not constants dividing the counts). Nests without FP or global work
+    are left out (their copies stay the reader's, by opcode)."""
+    found: dict[tuple[int, ...], list[int]] = {}
+    for group in sass.groups:
+        if not group.loops:
+            continue
+        frames = _frames(group.where, loops)
+        if len(frames) < group.depth:
+            frames = borrowed.get(group.loops, frames)
+        work = [
+            n
+            for cls, n in group.counts.items()
+            if cls in CLASSES and cls != "integer" or cls.startswith(("load_", "store_"))
+        ]
+        if not work:
+            continue
+        inner = sympy.Mul(*frames[group.depth :])
+        if (
+            isinstance(inner, sympy.Integer)
+            and inner > 0
+            and all(n % int(inner) == 0 for n in work)
+        ):
+            work = [n // int(inner) for n in work]
+        else:
+            work = [1]
+        found.setdefault(group.loops, []).extend(work)
+    return {nest: math.gcd(*work) for nest, work in found.items()}
+
+
 def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[str, sympy.Expr]:
-    """Per-thread executions by class (and `load_N`/`store_N` global accesses of N bytes).
+    """Per-thread executions by class (and `load_N`/`store_N` global accesses of N bytes):
+    the sum over the kernel's lines of `line_class_counts`."""
+    return _summed(line_class_counts(sass, line_loops))
+
+
+def _summed(by_line: Mapping[Where, Mapping[str, sympy.Expr]]) -> dict[str, sympy.Expr]:
+    out: dict[str, sympy.Expr] = {}
+    for counts in by_line.values():
+        for cls, n in counts.items():
+            out[cls] = out.get(cls, sympy.Integer(0)) + n
+    return out
+
+
+def line_class_counts(
+    sass: KernelSass, line_loops: Mapping[Where, tuple]
+) -> dict[Where, dict[str, sympy.Expr]]:
+    """Per-thread executions by class, per line of the kernel's own function (the outermost
+    location: an inlined callee's instructions count at their call site).
 
     Rule S5: an instruction runs (product of the trips of its source line's loops) / (unroll
     factors of the compiler's loops around it) times. Its line is the kernel's call site
@@ -47,22 +127,46 @@ def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[st
     slow = {
         region
         for region, wheres in sass.regions.items()
-        if not any(_frames(where, loops) for where in wheres)
+        if not any(_frames(where, loops) or _unseen(where, loops) for where in wheres)
     }
-    out: dict[str, sympy.Expr] = {}
+    borrowed = _loop_frames(sass, loops)
+    repeated = _own_copies(sass, loops, borrowed)
+    out: dict[Where, dict[str, sympy.Expr]] = {}
     for group in sass.groups:
         if slow.intersection(group.regions):
             continue  # S9: a branched-over slow path
         frames = _frames(group.where, loops)
+        if len(frames) < group.depth and group.loops in borrowed:
+            frames = borrowed[group.loops]  # S5: a line the counter saw outside the loop
         kept = frames[: min(group.depth, len(frames))]
         unroll = group.unroll
-        for trip, copies in zip(kept, group.copies, strict=False):
-            if copies > 1 and isinstance(trip, sympy.Integer) and int(trip) % copies == 0:
-                unroll *= copies  # S8: a constant trip count the copies divide
+        # S8: a constant trip count the copies divide (not in a nest with a remainder loop)
+        if group.unroll == 1:
+            for k, trip in enumerate(kept):
+                seen = group.copies[k] if k < len(group.copies) else 1
+                copies = repeated.get(group.loops[: k + 1], seen)
+                if copies > 1 and isinstance(trip, sympy.Integer) and int(trip) % copies == 0:
+                    unroll *= copies
         runs = sympy.Mul(*kept) / unroll if kept else sympy.Integer(1)
+        line = out.setdefault(group.where[-1] if group.where else ("", 0), {})
         for cls, n in group.counts.items():
-            out[cls] = out.get(cls, sympy.Integer(0)) + n * runs
+            line[cls] = line.get(cls, sympy.Integer(0)) + n * runs
     return out
+
+
+def flop_counts(counts: Mapping[str, sympy.Expr]) -> dict[str, sympy.Expr]:
+    """Rule S7's totals from class counts: FLOPs per precision (add, mul, 2 x fma) and
+    integer instructions, keyed like FeatureVector's fields."""
+
+    def get(cls: str) -> sympy.Expr:
+        return counts.get(cls, sympy.Integer(0))
+
+    return {
+        "flops_sp": get("fadd") + get("fmul") + 2 * get("ffma"),
+        "flops_dp": get("dadd") + get("dmul") + 2 * get("dfma"),
+        "flops_hp": get("hadd") + get("hmul") + 2 * get("hfma"),
+        "int_ops": get("integer"),
+    }
 
 
 def apply_sass(fv: FeatureVector, counts: Mapping[str, sympy.Expr]) -> None:
@@ -70,16 +174,12 @@ def apply_sass(fv: FeatureVector, counts: Mapping[str, sympy.Expr]) -> None:
     replace the source counts; special functions are in the SASS already (dropped), bytes
     stay the source's (DRAM traffic is not what the instructions load)."""
 
-    def get(cls: str) -> sympy.Expr:
-        return counts.get(cls, sympy.Integer(0))
-
-    fv.flops_sp = get("fadd") + get("fmul") + 2 * get("ffma")
-    fv.flops_dp = get("dadd") + get("dmul") + 2 * get("dfma")
-    fv.flops_hp = get("hadd") + get("hmul") + 2 * get("hfma")
-    fv.int_ops = get("integer")
+    totals = flop_counts(counts)
+    fv.flops_sp, fv.flops_dp = totals["flops_sp"], totals["flops_dp"]
+    fv.flops_hp, fv.int_ops = totals["flops_hp"], totals["int_ops"]
     fv.special = {}
     for cls in CLASSES:
-        fv.symbols |= {s.name for s in get(cls).free_symbols}
+        fv.symbols |= {s.name for s in counts.get(cls, sympy.Integer(0)).free_symbols}
 
 
 def recount(
@@ -97,6 +197,13 @@ def recount(
     if sass is None:
         features.counted_from, features.counted_why = "source", why
         return
-    apply_sass(features, class_counts(sass, features.line_loops))
+    by_line = line_class_counts(sass, features.line_loops)
+    apply_sass(features, _summed(by_line))
+    own = os.path.realpath(ir.file)
+    features.sass_by_line = {
+        line: flop_counts(counts)
+        for (file, line), counts in by_line.items()
+        if os.path.realpath(file) == own
+    }
     features.counted_from = "sass"
     features.counted_why = f"nvcc -arch={compiler.arch}"

@@ -118,6 +118,9 @@ class FeatureVector:
     line_nests: dict[int, list[str]] = field(default_factory=dict)
     #: (file, line) -> trip counts of the loops around it in its function (compile mode, S3)
     line_loops: dict[tuple[str, int], tuple[sympy.Expr, ...]] = field(default_factory=dict)
+    #: compile mode, for `explain`: line of the kernel's file -> per-thread FLOPs and int
+    #: ops its SASS runs (S7's fields: flops_sp, flops_dp, flops_hp, int_ops)
+    sass_by_line: dict[int, dict[str, sympy.Expr]] = field(default_factory=dict)
     #: compile mode: "sass" or "source" (what FLOPs and int ops were counted from) and why
     counted_from: str = ""
     counted_why: str = ""

@@ -163,6 +163,49 @@ def test_unrolled_without_remainder_needs_a_constant_trip_it_divides() -> None:
         assert class_counts(kernel, loops)["fadd"] == 2 * runs  # S8: 2 copies when 2 | trip
 
 
+# A kept loop of 8 trips (line 4) whose body is an inner source loop of 4 trips (line 6)
+# unrolled fully: 4 copies of each work instruction, none of them the kept loop's unrolling.
+INNER_UNROLLED = """\
+        .section        .text._Z1fPf,"ax",@progbits
+        //## File "/s/f.cu", line 3
+        /*0000*/                   MOV R0, RZ ;
+.L_x_1:
+        //## File "/s/f.cu", line 6
+        /*0010*/                   LDG.E R2, [R4.64] ;
+        /*0020*/                   LDG.E R3, [R4.64+0x4] ;
+        /*0030*/                   LDG.E R6, [R4.64+0x8] ;
+        /*0040*/                   LDG.E R7, [R4.64+0xc] ;
+        /*0050*/                   FADD R8, R8, R2 ;
+        /*0060*/                   FADD R8, R8, R3 ;
+        /*0070*/                   FADD R8, R8, R6 ;
+        /*0080*/                   FADD R8, R8, R7 ;
+        //## File "/s/f.cu", line 4
+        /*0090*/                   IADD3 R0, R0, 0x1, RZ ;
+        /*00a0*/                   ISETP.NE.AND P0, PT, R0, 0x8, PT ;
+        /*00b0*/               @P0 BRA `(.L_x_1) ;
+        /*00c0*/                   EXIT ;
+"""
+
+
+@pytest.mark.rule("S5", "S8")
+def test_copies_of_a_fully_unrolled_inner_loop_are_no_unrolling() -> None:
+    kernel = classify_kernel(parse_disassembly(INNER_UNROLLED)["_Z1fPf"])
+    assert [loop.copies for loop in kernel.loops] == [4]  # what the reader sees repeated
+    eight, four = sympy.Integer(8), sympy.Integer(4)
+    counts = class_counts(kernel, {("/s/f.cu", 4): (eight,), ("/s/f.cu", 6): (eight, four)})
+    # S5: line 6 lies in 2 source loops but 1 kept one: each copy runs once per outer trip;
+    # S8 does not divide by the 4 copies (they are the inner loop's), though 4 divides 8
+    assert (counts["fadd"], counts["load_4"], counts["integer"]) == (32, 32, 16)
+    # the same body as the kept loop's own line (a loop unrolled 4x by the compiler) is S8
+    own = class_counts(kernel, {("/s/f.cu", 4): (eight,), ("/s/f.cu", 6): (eight,)})
+    assert (own["fadd"], own["integer"]) == (8, 4)
+    # an inner loop of 2 trips: 4 copies are 2 of the inner loop's 2, so the kept loop is
+    # unrolled 2x (#pragma unroll 2): 8 / 2 kept trips run 4 FADDs, 8 x 2 in all
+    two = sympy.Integer(2)
+    pair = class_counts(kernel, {("/s/f.cu", 4): (eight,), ("/s/f.cu", 6): (eight, two)})
+    assert (pair["fadd"], pair["integer"]) == (16, 8)
+
+
 def test_names_arch_and_command_are_data() -> None:
     assert demangled_base("_Z6kernelPf") == "kernel"
     assert demangled_base("_ZN2ns6kernelEv") == "kernel"
@@ -391,6 +434,10 @@ def test_branched_over_region_is_slow_only_without_a_source_loop() -> None:
     n = sympy.Integer(6)
     looped = class_counts(kernel, {("/s/r.cu", 3): (n,)})
     assert looped["integer"] == 2 + 2 * 6  # SHF and LOP3 once, the loop's two 6 times
+    # a line of a file the counter walked but did not note (a callee it did not follow):
+    # whether it lies in a source loop is unknown, so the region is counted
+    unseen = class_counts(kernel, {("/s/r.cu", 9): ()})
+    assert unseen["integer"] == 4
 
 
 @needs_tools
@@ -410,3 +457,125 @@ def test_evaluate_compile_reports_compiled_share(tmp_path: Path) -> None:
     plain = json.loads(_cli(*args, env=env).stdout)
     assert "compiled_share" not in plain
     assert plain["n"] == summary["n"]
+
+
+EXCLUSIVE = """\
+        .section        .text._Z1ePf,"ax",@progbits
+        //## File "/s/e.cu", line 2
+        /*0000*/                   ISETP.NE.AND P0, PT, R0, RZ, PT ;
+        /*0010*/              @!P0 BRA `(.L_x_1) ;
+        //## File "/s/e.cu", line 4
+        /*0020*/                   FADD R2, R3, R4 ;
+        /*0030*/                   FMUL R2, R2, R4 ;
+        /*0040*/                   FFMA R2, R3, R3, R2 ;
+        /*0050*/                   BRA `(.L_x_2) ;
+.L_x_1:
+        //## File "/s/e.cu", line 3
+        /*0060*/                   FADD R2, R3, 1 ;
+.L_x_2:
+        //## File "/s/e.cu", line 5
+        /*0070*/                   ISETP.NE.AND P1, PT, R5, RZ, PT ;
+        /*0080*/               @P1 FADD R6, R2, R2 ;
+        /*0090*/               @P1 FADD R6, R6, R2 ;
+        /*00a0*/              @!P1 FMUL R6, R2, R2 ;
+        /*00b0*/               @P0 IADD3 R7, R7, 0x1, RZ ;
+        /*00c0*/                   ISETP.NE.AND P1, PT, R7, RZ, PT ;
+        /*00d0*/              @!P1 FADD R6, R6, R6 ;
+        /*00e0*/                   STG.E [R8.64], R6 ;
+        /*00f0*/                   EXIT ;
+"""
+
+
+@pytest.mark.rule("S10")
+def test_a_thread_runs_one_of_two_exclusive_paths() -> None:
+    kernel = classify_kernel(parse_disassembly(EXCLUSIVE)["_Z1ePf"])
+    # if/else: line 4's side (3 classed) is kept, line 3's FADD dropped; @P1 (2 FADD) beats
+    # @!P1 (1 FMUL); the @P0 IADD3 has no complement, and P1 is written again before the
+    # last @!P1 FADD: both run
+    assert kernel.totals() == Counter({"fadd": 4, "fmul": 1, "ffma": 1, "integer": 4, "store_4": 1})
+    assert kernel.dropped == 2
+    assert (("/s/e.cu", 3),) not in {g.where for g in kernel.groups}
+
+
+# Written here for this test: an if / else if / else whose arms nvcc 13 ends with EXITs.
+EDGES = """\
+__global__ void edges(const float* __restrict__ in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = in[i];
+  if (i == 0) {
+    out[i] = v + 1.0f;
+  } else if (i == n - 1) {
+    out[i] = v - 2.0f;
+  } else {
+    out[i] = (in[i - 1] + in[i + 1]) * v + v * v;
+  }
+}
+"""
+
+
+@pytest.mark.rule("S10")
+@needs_tools
+def test_if_else_chain_counts_one_arm(tmp_path: Path) -> None:
+    source = tmp_path / "edges.cu"
+    source.write_text(EDGES)
+    found = _analyse(source, Compiler("sm_86", cache_root=tmp_path / "cache"))
+    edges = found["edges"]
+    # the last arm's FADD, FMUL and FFMA (an FMA is 2 FLOPs), not the other arms' FADDs;
+    # integer: IMAD, IMAD.WIDE, 2 ISETP, SHF, LEA, LEA.HI.X (hand-read, nvcc 13 sm_86)
+    assert (edges.flops_sp, edges.int_ops) == (4, 7)
+
+
+# Written here for this test: a grid-stride loop whose `for` header spans two lines.
+STRIDE = """\
+__global__ void stride(const float* __restrict__ a, float* out, int n) {
+  float s = 0.f;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x;
+       i < n; i += blockDim.x * gridDim.x)
+    s += a[i] * a[i];
+  out[threadIdx.x] = s;
+}
+"""
+
+
+@pytest.mark.rule("S5", "S9")
+@needs_tools
+def test_loop_whose_header_spans_lines_is_counted_per_trip(tmp_path: Path) -> None:
+    source = tmp_path / "stride.cu"
+    source.write_text(STRIDE)
+    fv = _analyse(source, Compiler("sm_86", cache_root=tmp_path / "cache"))["stride"]
+    # n = 4096 over 8 x 8 threads: 64 trips
+    values = {s: 4096 if s.name == "n" else 8 for s in fv.int_ops.free_symbols}
+    runs = 64
+    # S9: the branch over the loop (i < n at entry) is no slow path although the back edge
+    # sits on line 4, which the counter does not see inside the loop; S5: line 4's IMAD and
+    # ISETP run once per trip with line 5's IMAD.WIDE and FFMA (hand-read, nvcc 13 sm_86)
+    assert int(fv.flops_sp.subs(values)) == 2 * runs
+    assert int(fv.int_ops.subs(values)) == 3 * runs + 3
+
+
+@pytest.mark.rule("S7", "S10")
+@needs_tools
+def test_explain_compile_shows_each_lines_sass_counts(tmp_path: Path) -> None:
+    import os
+
+    source = tmp_path / "edges.cu"
+    source.write_text(EDGES)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    common = [f"{source}:edges", "-g", "rtx3080", "--block", "256", "--grid", "64"]
+    done = _cli("explain", *common, "--compile", "-f", "json", env=env)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert (data["counted_from"], data["counted_why"]) == ("sass", "nvcc -arch=sm_86")
+    sass = {row["line"]: row["sass_per_thread"] for row in data["lines"]}
+    # the else arm's FADD, FMUL, FFMA (line 9); the other arms' FADDs (lines 5, 7) are S10's
+    # cheaper sides: no FLOPs there. Per launch is per thread x 256 x 64 threads.
+    assert sass[9] == {"sp": 4}
+    assert "sp" not in sass[5] and "sp" not in sass[7]
+    assert sum(row.get("int", 0) for row in sass.values()) == 7
+    launch = {row["line"]: row["sass_per_launch"] for row in data["lines"]}
+    assert launch[9] == {"sp": 4 * 256 * 64}
+    text = _cli("explain", *common, "--compile", env=env)
+    assert "counted from SASS" in text.stdout and "SASS: sp 4" in text.stdout
+    plain = json.loads(_cli("explain", *common, "-f", "json", env=env).stdout)
+    assert "counted_from" not in plain
+    assert all("sass_per_thread" not in row for row in plain["lines"])

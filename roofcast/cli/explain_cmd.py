@@ -12,6 +12,7 @@ import typer
 from roofcast.cli.errors import fail
 from roofcast.cli.options import (
     CompileCommandsOpt,
+    CompileOpt,
     DefineOpt,
     GpuOpt,
     IncludeOpt,
@@ -49,6 +50,7 @@ def explain(
     undefine: UndefineOpt = None,
     include_dir: IncludeOpt = None,
     compile_commands: CompileCommandsOpt = None,
+    compile_sass: CompileOpt = False,
     traffic: TrafficOpt = Traffic.launch,
     block: Annotated[str | None, typer.Option(help="Launch block size, e.g. 256 or 16,16.")] = None,
     grid: Annotated[str | None, typer.Option(help="Launch grid size, e.g. 4096 or 64,64.")] = None,
@@ -65,8 +67,10 @@ def explain(
     ] = None,
 ) -> None:
     """Explain a verdict: each line's operations and bytes, the rules that counted them, the
-    loop trips; each array's footprint and DRAM bytes; the L2 decision; the deciding class."""
+    loop trips (with --compile, each line's FLOPs and int ops from its SASS too); each
+    array's footprint and DRAM bytes; the L2 decision; the deciding class."""
     from roofcast.analyzer import SourceError
+    from roofcast.cli.options import compiler_or_none
     from roofcast.pipeline import analyze_paths
     from roofcast.registry import get_predictor
     from roofcast.results import LaunchContext
@@ -83,19 +87,29 @@ def explain(
         chosen = get_predictor(predictor) if predictor else None
     except (ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    database = database_or_fail(compile_commands)
+    defines = defines_or_fail(define)
+    undefines = undefines_or_fail(undefine)
+    include_dirs = include_dirs_or_fail(include_dir)
+    compiler = compiler_or_none(
+        compile_sass, chosen_gpu, database, defines, undefines, include_dirs
+    )
+    if compiler is not None and database is not None:
+        compiler.database = database.relocate([path])  # the file as listed here
     try:
         report = analyze_paths(
             [path],
             chosen_gpu,
-            defines_or_fail(define),
+            defines,
             chosen,
             context,
             jobs=1,
-            undefines=undefines_or_fail(undefine),
-            include_dirs=include_dirs_or_fail(include_dir),
-            database=database_or_fail(compile_commands),
+            undefines=undefines,
+            include_dirs=include_dirs,
+            database=database,
             traffic=traffic.value,
             by_line=True,
+            compiler=compiler,
         )
     except SourceError as exc:
         fail(str(exc))

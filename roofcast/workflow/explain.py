@@ -60,25 +60,29 @@ def explain(result: KernelResult, gpu: GPU) -> dict:
         row = per_line[line]
         row["per_thread"][column] = row["per_thread"].get(column, 0.0) + value
         row["rules"].add(rule)
+    sass = _sass_lines(fv.sass_by_line, values) if fv.counted_from == "sass" else {}
     lines = _source_lines(result.ir.file)
     rows = []
-    for line in sorted(per_line):
+    for line in sorted(set(per_line) | set(sass)):
         row = per_line[line]
-        rows.append(
-            {
-                "line": line,
-                "source": lines[line - 1].strip() if 0 < line <= len(lines) else "",
-                "per_thread": {k: _clean(v) for k, v in row["per_thread"].items()},
-                "per_launch": {k: _clean(v * threads) for k, v in row["per_thread"].items()},
-                "rules": sorted(row["rules"]),
-                "trips": fv.line_nests.get(line, []),
-            }
-        )
+        shown = {
+            "line": line,
+            "source": lines[line - 1].strip() if 0 < line <= len(lines) else "",
+            "per_thread": {k: _clean(v) for k, v in row["per_thread"].items()},
+            "per_launch": {k: _clean(v * threads) for k, v in row["per_thread"].items()},
+            "rules": sorted(row["rules"]),
+            "trips": fv.line_nests.get(line, []),
+        }
+        if fv.counted_from == "sass":
+            counts = sass.get(line, {})
+            shown["sass_per_thread"] = {k: _clean(v) for k, v in counts.items()}
+            shown["sass_per_launch"] = {k: _clean(v * threads) for k, v in counts.items()}
+        rows.append(shown)
     verdict = result.verdict
     details = verdict.details if verdict is not None else {}
     decided_by = details.get("class")
     dram = r.dram.to_json() if r.dram is not None else None
-    return {
+    data = {
         "name": result.ir.name,
         "file": result.ir.file,
         "line": result.ir.line,
@@ -97,6 +101,26 @@ def explain(result: KernelResult, gpu: GPU) -> dict:
         "dram_bytes": dram,
         "dominant_lines": [line for line, _, _ in dominant_lines(dram)],
     }
+    if fv.counted_from:  # compile mode (docs/counting.md S0-S10): what counted FLOPs, int ops
+        data["counted_from"], data["counted_why"] = fv.counted_from, fv.counted_why
+    return data
+
+
+def _sass_lines(
+    by_line: Mapping[int, Mapping[str, sympy.Expr]], values: dict[str, float]
+) -> dict[int, dict[str, float]]:
+    """Compile mode: each line's per-thread FLOPs and int ops from its SASS (rule S7), in
+    the source columns' names; lines whose SASS does none of them are left out."""
+    out: dict[int, dict[str, float]] = {}
+    for line, counts in by_line.items():
+        row = {}
+        for name, expr in counts.items():
+            value = _number(expr, values)
+            if value and name in _COLUMNS:
+                row[_COLUMNS[name][0]] = value
+        if row:
+            out[line] = row
+    return out
 
 
 def dominant_lines(dram: Mapping | None, top: int = 3) -> list[tuple[int, str, float]]:
@@ -143,6 +167,13 @@ def render(data: dict, width: int = 80) -> str:
     ]
     out += _wrap(f"verdict: {data['bound']} ({data['predictor']}): {data['reason']}", width)
     out += ["", "per source line (per thread; x threads for the launch)"]
+    if data.get("counted_from") == "sass":
+        out += _wrap(
+            f"FLOPs and int ops counted from SASS ({data['counted_why']}): the SASS lines",
+            width,
+        )
+    elif data.get("counted_why"):
+        out += _wrap(f"counted from source: {data['counted_why']}", width)
     for row in data["lines"]:
         source = row["source"]
         head = f"{row['line']:>5}  "
@@ -153,7 +184,11 @@ def render(data: dict, width: int = 80) -> str:
         detail = f"       {counts}  [{rules}]"
         if row["trips"]:
             detail += f"  trips: {'; '.join(row['trips'])}"
-        out.extend(_wrap(detail, width))
+        if row["per_thread"]:
+            out.extend(_wrap(detail, width))
+        if row.get("sass_per_thread"):
+            sass = ", ".join(f"{k} {_short(v)}" for k, v in row["sass_per_thread"].items())
+            out.extend(_wrap(f"       SASS: {sass}  [S1-S10]", width))
     dram = data["dram_bytes"]
     if dram is not None:
         out += [
