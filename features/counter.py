@@ -84,6 +84,7 @@ MAX_VALUE_SIZE = 2048
 WORK_BUDGET = 300_000
 #: thread axes; OpenMP work-shared loop variables are given these as dependencies
 _X_AXIS = frozenset({"threadIdx.x", "blockIdx.x"})
+_NO_NAMES: frozenset[str] = frozenset()
 #: rule I4: a `for` loop of at most this many trips, a constant, is unrolled fully by nvcc and
 #: clang (their default full-unroll thresholds keep small bodies), so it has no loop control
 FULL_UNROLL_TRIPS = 32
@@ -556,6 +557,11 @@ class KernelCounter:
     def _names_in(self, node: tree_sitter.Node) -> frozenset[str]:
         """The names written in an expression (a node's text never changes: asked again for
         each access through it and each inlined call, walked once per kernel)."""
+        kind = node.type
+        if kind == "identifier":  # most indices and operands: not worth a cache entry
+            return frozenset((node_text(node),))
+        if kind == "number_literal":
+            return _NO_NAMES
         key = (node.id, node.start_byte, node.end_byte)
         found = self.written_names.get(key)
         if found is not None:
@@ -780,6 +786,13 @@ class KernelCounter:
         self.accesses.append(Access(array, index, size, size, True, repeats, line, False))
 
     def _is_loaded(self, node: tree_sitter.Node) -> bool:
+        """Whether an expression reads global memory, directly or through a loaded name."""
+        kind = node.type
+        if kind == "number_literal":
+            return False
+        if kind == "identifier":  # most indices: `i`
+            var = self.lookup(node_text(node))
+            return var is not None and var.loaded
         stack = [node]
         while stack:
             n = stack.pop()
