@@ -2045,12 +2045,16 @@ class KernelCounter:
     def _note_thread_guard(
         self, position: tree_sitter.Node, name: tree_sitter.Node, offset: int
     ) -> None:
-        if name.type != "identifier":
+        value = self.value(name)
+        if value is None:
             return
-        bound = self.value(name)
+        shift, bound = value.as_coeff_Add()  # `i < n - 1`: n is one more than `n - 1`
+        if not isinstance(bound, sympy.Symbol) or not shift.is_Integer:
+            return
+        if bound.name.startswith(THREAD_POSITION_PREFIXES):
+            return
+        offset -= int(shift)
         where = self.value(position)
-        if not isinstance(bound, sympy.Symbol) or bound.name.startswith(THREAD_POSITION_PREFIXES):
-            return
         if where is None or bound.name in self.fv.thread_guards:
             return
         names = {s.name for s in where.free_symbols}

@@ -267,6 +267,9 @@ def test_a_cuda_thread_guard_bounds_its_size_by_the_launch(tmp_path):
     sp_per_j = (bare.resolved.flops["sp"] - 1024) / 1024  # the k loop: 1024 multiplies
     assert launched.resolved.flops["sp"] == 10240 * sp_per_j + 1024
     assert "[U6] n = 10240" in " ".join(launched.resolved.notes)
+    shifted = textwrap.dedent(source).replace("if (i >= n) return;", "if (i >= n - 2) return;")
+    path.write_text(shifted)
+    assert run(LaunchContext(block=(256, 1, 1), grid=(40, 1, 1))).resolved.bindings["n"] == 10242
 
 
 @pytest.mark.rule("U3")
