@@ -150,7 +150,9 @@ class HostScope:
             name = node_text(node)
             earlier = [v for start, v in self.defs.get(name, []) if start < before]
             if earlier:
-                return self.value(earlier[-1], earlier[-1].start_byte, depth + 1)
+                return self._latest(earlier, depth)
+            if name == "argc":
+                return ARGC
             if name in self.outer:
                 return self.outer[name]
             initializer = file_initializers(self.func).get(name)
@@ -182,6 +184,25 @@ class HostScope:
             return None
         return apply_value(how, cast(list[sympy.Expr], values))
 
+    def _latest(self, earlier: list[tree_sitter.Node], depth: int) -> sympy.Expr | None:
+        """The value of the last definition before the use; one made under `if (c)` with `c`
+        a comparison (`if (argc > 1) n = atoi(argv[1]);`) is piecewise with the one before."""
+        last = earlier[-1]
+        value = self.value(last, last.start_byte, depth + 1)
+        guard = _guarding_condition(last, self.func)
+        if value is None or guard is None or len(earlier) < 2:
+            return value
+        before = self._latest(earlier[:-1], depth + 1) if depth < MAX_DEPTH else None
+        relation = _RELATIONS.get(operator(guard))
+        left = self.value(guard.child_by_field_name("left"), last.start_byte, depth + 1)
+        right = self.value(guard.child_by_field_name("right"), last.start_byte, depth + 1)
+        if before is None or relation is None or left is None or right is None:
+            return value
+        try:
+            return sympy.Piecewise((value, relation(left, right)), (before, True))
+        except (TypeError, ValueError):
+            return value
+
     def _conditional(
         self, node: tree_sitter.Node, before: int, depth: int
     ) -> sympy.Expr | None:
@@ -207,6 +228,37 @@ class HostScope:
             return sympy.Piecewise((yes, relation(left, right)), (no, True))
         except (TypeError, ValueError):
             return None
+
+
+#: the program's argument count: bound from the command line's words (none given: 1)
+ARGC = sympy.Symbol("argc", positive=True)
+
+
+def _guarding_condition(
+    value: tree_sitter.Node, func: tree_sitter.Node
+) -> tree_sitter.Node | None:
+    """The comparison of the `if` whose consequence holds the definition `value`, when that
+    `if` is the nearest statement that can skip it (no loop in between), else None."""
+    node = value.parent
+    while node is not None and node.id != func.id:
+        if node.type in ("for_statement", "while_statement", "do_statement", "else_clause"):
+            return None
+        parent = node.parent
+        if parent is not None and parent.type == "if_statement":
+            if node.id != getattr(parent.child_by_field_name("consequence"), "id", None):
+                return None
+            condition = parent.child_by_field_name("condition")
+            while condition is not None and condition.type in (
+                "condition_clause",
+                "parenthesized_expression",
+            ):
+                named = [c for c in condition.named_children if c.type != "comment"]
+                condition = named[0] if len(named) == 1 else None
+            if condition is None or condition.type != "binary_expression":
+                return None
+            return condition if operator(condition) in _RELATIONS else None
+        node = parent
+    return None
 
 
 _RELATIONS = {
@@ -271,8 +323,8 @@ def bind_call(
 
 
 def exe_arg_values(exe_args: str) -> dict[str, float]:
-    """`4096 10 data.bin` -> {argv_1: 4096, argv_2: 10} (numeric arguments only)."""
-    values: dict[str, float] = {}
+    """`4096 10 data.bin` -> {argc: 4, argv_1: 4096, argv_2: 10} (numeric arguments only)."""
+    values: dict[str, float] = {"argc": float(len(exe_args.split()) + 1)}
     for k, token in enumerate(exe_args.split(), start=1):
         try:
             values[f"argv_{k}"] = float(token)

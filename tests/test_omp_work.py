@@ -334,3 +334,31 @@ def test_host_values_follow_file_initialisers_and_conditionals(tmp_path):
     assert seven.resolved.defaults == {} and two.resolved.defaults == {}
     assert seven.resolved.bindings["n"] == 1 << 20
     assert seven.resolved.flops["sp"] == 4 and two.resolved.flops["sp"] == 2
+
+
+@pytest.mark.rule("D8")
+def test_a_size_set_only_when_an_argument_is_given_keeps_its_default_otherwise(tmp_path):
+    """`int n = 4096; if (argc > 1) n = atoi(argv[1]);`: 4096 without arguments, 100 with."""
+    source = """
+        #include <cstdlib>
+        __global__ void scale(float *x, int n) {
+          for (int j = 0; j < n; j++) x[j] *= 2.0f;
+        }
+        int main(int argc, char **argv) {
+          int n = 4096;
+          if (argc > 1)
+            n = atoi(argv[1]);
+          float *x = 0;
+          scale<<<1, 1>>>(x, n);
+        }
+    """
+    path = tmp_path / "args.cu"
+    path.write_text(textwrap.dedent(source))
+
+    def sp(args: str) -> float:
+        context = LaunchContext(exe_args=args)
+        report = analyze_paths([path], load_gpu("rtx3080"), {}, RooflinePredictor(), context)
+        assert report.kernels[0].resolved.defaults == {}
+        return report.kernels[0].resolved.flops["sp"]
+
+    assert sp("") == 4096 and sp("100") == 100
