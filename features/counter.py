@@ -318,8 +318,9 @@ class KernelCounter:
     # ---------------------------------------------------------------- scopes
     def lookup(self, name: str) -> Var | None:
         for scope in reversed(self.scopes):
-            if name in scope:
-                return scope[name]
+            var = scope.get(name)  # one dict probe per scope (a Var is never None)
+            if var is not None:
+                return var
         return None
 
     def declare(self, name: str, var: Var) -> None:
