@@ -190,35 +190,32 @@ class HostScope:
         last = earlier[-1]
         value = self.value(last, last.start_byte, depth + 1)
         guard = _guarding_condition(last, self.func)
-        if value is None or guard is None or len(earlier) < 2:
+        if value is None or guard is None or len(earlier) < 2 or depth >= MAX_DEPTH:
             return value
-        before = self._latest(earlier[:-1], depth + 1) if depth < MAX_DEPTH else None
-        relation = _RELATIONS.get(operator(guard))
-        left = self.value(guard.child_by_field_name("left"), last.start_byte, depth + 1)
-        right = self.value(guard.child_by_field_name("right"), last.start_byte, depth + 1)
-        if before is None or relation is None or left is None or right is None:
+        before = self._latest(earlier[:-1], depth + 1)
+        if before is None:
             return value
-        try:
-            return sympy.Piecewise((value, relation(left, right)), (before, True))
-        except (TypeError, ValueError):
-            return value
+        chosen = self._piecewise(guard, value, before, last.start_byte, depth)
+        return chosen if chosen is not None else value
 
     def _conditional(
         self, node: tree_sitter.Node, before: int, depth: int
     ) -> sympy.Expr | None:
         """`c ? a : b` with `c` a comparison: a piecewise value, decided once the command
-        line binds its names (`(B <= 0) ? 1 : B`)."""
-        condition = node.child_by_field_name("condition")
-        while condition is not None and condition.type == "parenthesized_expression":
-            condition = condition.named_children[0] if condition.named_children else None
+        line binds its names (`(B > 4) ? 4 : B`)."""
         yes = self.value(node.child_by_field_name("consequence"), before, depth + 1)
         no = self.value(node.child_by_field_name("alternative"), before, depth + 1)
         if yes is None or no is None:
             return None
         if yes == no:
             return yes
-        if condition is None or condition.type != "binary_expression":
-            return None
+        condition = _comparison(node.child_by_field_name("condition"))
+        return self._piecewise(condition, yes, no, before, depth) if condition else None
+
+    def _piecewise(
+        self, condition: tree_sitter.Node, yes: sympy.Expr, no: sympy.Expr, before: int, depth: int
+    ) -> sympy.Expr | None:
+        """`yes` where the comparison `condition` holds, else `no`; None when it has no value."""
         relation = _RELATIONS.get(operator(condition))
         left = self.value(condition.child_by_field_name("left"), before, depth + 1)
         right = self.value(condition.child_by_field_name("right"), before, depth + 1)
@@ -247,18 +244,22 @@ def _guarding_condition(
         if parent is not None and parent.type == "if_statement":
             if node.id != getattr(parent.child_by_field_name("consequence"), "id", None):
                 return None
-            condition = parent.child_by_field_name("condition")
-            while condition is not None and condition.type in (
-                "condition_clause",
-                "parenthesized_expression",
-            ):
-                named = [c for c in condition.named_children if c.type != "comment"]
-                condition = named[0] if len(named) == 1 else None
-            if condition is None or condition.type != "binary_expression":
-                return None
-            return condition if operator(condition) in _RELATIONS else None
+            return _comparison(parent.child_by_field_name("condition"))
         node = parent
     return None
+
+
+def _comparison(condition: tree_sitter.Node | None) -> tree_sitter.Node | None:
+    """`(a < b)` / an `if`'s `(a < b)` clause -> the comparison `a < b`, else None."""
+    while condition is not None and condition.type in (
+        "condition_clause",
+        "parenthesized_expression",
+    ):
+        named = [c for c in condition.named_children if c.type != "comment"]
+        condition = named[0] if len(named) == 1 else None
+    if condition is None or condition.type != "binary_expression":
+        return None
+    return condition if operator(condition) in _RELATIONS else None
 
 
 _RELATIONS = {

@@ -17,7 +17,7 @@ from roofcast.analyzer.openmp import pragma_words
 from roofcast.analyzer.parsing import captures, language, node_text
 from roofcast.analyzer.session import SessionNodeCache
 from roofcast.features.counter import KernelCounter, Var, unwrap_declarator
-from roofcast.features.ompwork import region_dims, region_shape, region_work
+from roofcast.features.ompwork import region_dims, region_shape, region_sizes, region_work
 from roofcast.features.symbolic import builtin, symbol
 from roofcast.features.traffic import Dim
 from roofcast.features.vector import TALLY_FIELDS, FeatureVector
@@ -256,11 +256,12 @@ def _count_openmp(counter: KernelCounter, ir: KernelIR) -> None:
             for p in captures(_query(counter.grammar, "(preproc_call) @p"), statement).get("p", [])
         ]
         shape = region_shape(ir.pragma, inner)
-        counter.fv.work_items, note = region_work(shape, counter.grammar, counter.value)
+        sizes = region_sizes(shape, counter.grammar, counter.value)
+        counter.fv.work_items, note = region_work(shape, sizes)
         counter.fv.notes.append(note)
-        dims, sizes = region_dims(shape, counter.grammar, counter.value)
+        dims, given = region_dims(shape, sizes)
         counter.dims.extend(dims)
-        for name, size in sizes.items():
+        for name, size in given.items():
             counter.fv.host_bindings.setdefault(name, size)
         return
     total = sympy.Integer(0)

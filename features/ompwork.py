@@ -109,7 +109,23 @@ def clause_value(text: str, grammar: str, value) -> sympy.Expr | None:
     return result
 
 
-def region_work(shape: RegionShape, grammar: str, value) -> tuple[sympy.Expr, str]:
+@dataclass(frozen=True)
+class RegionSizes:
+    """A region's size clauses as the counter values them; None: absent or not a size."""
+
+    teams: sympy.Expr | None
+    threads: sympy.Expr | None
+
+
+def region_sizes(shape: RegionShape, grammar: str, value) -> RegionSizes:
+    """The teams and threads clauses of the constructs the region has, each valued once."""
+    return RegionSizes(
+        clause_value(shape.num_teams, grammar, value) if shape.teams else None,
+        clause_value(shape.threads, grammar, value) if shape.parallel else None,
+    )
+
+
+def region_work(shape: RegionShape, sizes: RegionSizes) -> tuple[sympy.Expr, str]:
     """(units of work, note): teams x threads per team when the body runs in a `parallel`
     construct, teams alone for a `teams` region without one, threads alone for `parallel`
     without teams, one for a serial region. Each size comes from its clause, else from the
@@ -117,17 +133,15 @@ def region_work(shape: RegionShape, grammar: str, value) -> tuple[sympy.Expr, st
     parts: list[str] = []
     work = sympy.Integer(1)
     if shape.teams:
-        teams = clause_value(shape.num_teams, grammar, value)
-        work *= teams if teams is not None else _launch(_TEAMS)
+        work *= sizes.teams if sizes.teams is not None else _launch(_TEAMS)
         parts.append(
-            f"num_teams({shape.num_teams}) teams" if teams is not None else "gridDim teams"
+            f"num_teams({shape.num_teams}) teams" if sizes.teams is not None else "gridDim teams"
         )
     if shape.parallel:
-        threads = clause_value(shape.threads, grammar, value)
-        work *= threads if threads is not None else _launch(_THREADS)
+        work *= sizes.threads if sizes.threads is not None else _launch(_THREADS)
         parts.append(
             f"{shape.threads_clause}({shape.threads}) threads"
-            if threads is not None
+            if sizes.threads is not None
             else "blockDim threads"
         )
     if not parts:
@@ -143,25 +157,21 @@ def region_work(shape: RegionShape, grammar: str, value) -> tuple[sympy.Expr, st
     return work, f"no work-shared loop: counts {unit}; work = {' x '.join(parts)} [U3]"
 
 
-def region_dims(
-    shape: RegionShape, grammar: str, value
-) -> tuple[list[Dim], dict[str, sympy.Expr]]:
+def region_dims(shape: RegionShape, sizes: RegionSizes) -> tuple[list[Dim], dict[str, sympy.Expr]]:
     """The thread grid of a CUDA-style region for the traffic model (T2): its threads are the
     lanes (omp_get_thread_num() is threadIdx.x), its teams the blocks (omp_get_team_num()
     is blockIdx.x), sized as `region_work` sizes them; and the sizes its clauses give
     omp_get_num_threads() / omp_get_num_teams() (blockDim_x / gridDim_x), a launch's first."""
     dims = []
-    sizes: dict[str, sympy.Expr] = {}
-    for present, clause, position, extent_name in (
-        (shape.parallel, shape.threads, "threadIdx", _THREADS[0]),
-        (shape.teams, shape.num_teams, "blockIdx", _TEAMS[0]),
+    given: dict[str, sympy.Expr] = {}
+    for present, size, position, extent_name, role in (
+        (shape.parallel, sizes.threads, "threadIdx", _THREADS[0], "lane"),
+        (shape.teams, sizes.teams, "blockIdx", _TEAMS[0], "block"),
     ):
         if not present:
             continue
-        size = clause_value(clause, grammar, value)
         if size is not None:
-            sizes[extent_name] = size
+            given[extent_name] = size
         extent = size if size is not None else symbol(extent_name)
-        role = "lane" if position == "threadIdx" else "block"
         dims.append(Dim(builtin(position, "x"), extent, role))
-    return dims, sizes
+    return dims, given

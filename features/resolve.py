@@ -247,15 +247,16 @@ def resolve_counts(
         values.update({k: v for k, v in context.extra.items() if k not in values})
     host_values = {**exe_arg_values(context.exe_args if context is not None else ""), **values}
     clamped: dict[str, float] = {}
+    known = {**host_values, **values}
     for _ in range(2):  # a second pass for values over others (U3's blockDim_x over `n`)
         for name, expr in fv.host_bindings.items():
             if name in values:
                 continue
-            bound = substitute(expr, {**host_values, **values})
+            bound = substitute(expr, known)
             if not bound.free_symbols:
                 number = _number(bound, f"host value of {name}", clamped)
                 if number > 0:
-                    values[name] = number
+                    values[name] = known[name] = number
     launch_notes = _sizes_from_launch(fv, context, values) + _sizes_from_guards(fv, values)
     exprs: dict[str, sympy.Expr] = {
         f"flops_{c}": fv.flops_total(c, special_weights) for c in PRECISIONS
@@ -384,10 +385,8 @@ def _sizes_from_guards(fv: FeatureVector, values: dict[str, float]) -> list[str]
         largest = _largest_position(position, values)
         if largest is None or largest + offset < 1:
             continue
-        values[name] = largest + offset
-        notes.append(
-            f"[U6] {name} = {largest + offset:g}: the thread guard's bound, from the launch"
-        )
+        values[name] = size = largest + offset
+        notes.append(f"[U6] {name} = {size:g}: the thread guard's bound, from the launch")
     return notes
 
 

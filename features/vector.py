@@ -104,9 +104,9 @@ class FeatureVector:
     unparsed_regions: int = 0
     symbols: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
-    #: CUDA thread guards on a plain name, `if (i < n)` or `if (i >= n) return;` outside any
-    #: loop: name -> (the guarded thread position over threadIdx/blockIdx and the launch
-    #: dims, what to add to its largest value), for rule U6
+    #: CUDA thread guards on a name, `if (i < n)`, `if (i >= n) return;`, `if (i < n - 1)`,
+    #: outside any loop: name -> (the guarded thread position over threadIdx/blockIdx and
+    #: the launch dims, what to add to its largest value), for rule U6
     thread_guards: dict[str, tuple[sympy.Expr, int]] = field(default_factory=dict)
     #: the traffic model's input (features/traffic.py): distinct global accesses with their
     #: index over `dims` (thread/block positions, loop counters, work-shared iterations)
