@@ -258,17 +258,7 @@ def launch_traffic(
 ) -> LaunchTraffic | None:
     """DRAM load and store bytes of the whole launch, or None when nothing is known."""
     if threads <= 0:
-        return None
-    if not accesses:  # T7: a kernel that touches no global memory still reads its launch
-        return LaunchTraffic(
-            load=LAUNCH_OVERHEAD,
-            store=0.0,
-            arrays=[],
-            working_set=0.0,
-            l2_bytes=machine.l2_bytes,
-            waves=1,
-            decision="fits L2",
-        )
+        return None  # no accesses is no reason: such a kernel still reads its launch (T7)
     extents: dict[sympy.Symbol, float] = {}
     for dim in dims:
         extent = _number(dim.extent, values)

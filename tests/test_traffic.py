@@ -254,29 +254,22 @@ def test_textbook_dram_bytes_match_the_hand_counts():
 
 
 @pytest.mark.rule("T4")
-def test_a_waves_stencil_neighbours_are_one_range(tmp_path):
-    """A 5-point stencil over 4096 x 4096 doubles (128 MiB each array) spills L2 as a whole,
-    but one wave (a run of blocks with its halo rows) fits: u is read about once, not once
-    per neighbour."""
-    k = launch(
-        tmp_path,
-        """\
-        __global__ void step(const double* u, double* out) {
-          int i = blockIdx.y * blockDim.y + threadIdx.y + 1;
-          int j = blockIdx.x * blockDim.x + threadIdx.x + 1;
-          out[i * 4096 + j] = u[i * 4096 + j + 1] + u[i * 4096 + j - 1]
-                            + u[(i + 1) * 4096 + j] + u[(i - 1) * 4096 + j] - 4 * u[i * 4096 + j];
-        }
-        """,
-        {},
-        (16, 16, 1),
-        (255, 255, 1),
-    )["step"]
-    u = arrays(k)["u"]
-    assert k["dram_bytes"]["l2_decision"] == "wave fits L2"
-    footprint = u["footprint_bytes"]["load"]
-    assert footprint == pytest.approx(4082 * 4096 * 8, rel=0.01)  # rows 0..4081, whole
-    assert u["dram_bytes"]["load"] == footprint  # not 5x: neighbours are one range
+def test_a_waves_stencil_neighbours_are_one_range():
+    """Direct: a 3-point stencil over 2^18 floats (1 MiB), 4 blocks of 256 resident at a time
+    on an 8 KiB L2. One wave touches about 4 KiB of `u`: its three neighbour ranges are one
+    range, so the wave fits and `u` is read once; summed, they would not fit (12 KiB) and
+    every wave would re-read its neighbours."""
+    t, b = (sympy.Symbol(n, integer=True, nonnegative=True) for n in ("t", "b"))
+    dims = [Dim(t, sympy.Integer(256), "lane"), Dim(b, sympy.Integer(1024), "block")]
+    place = 256 * b + t
+    reads = [Access("u", place + shift, 4, 4, False, sympy.Integer(1), 1) for shift in (-1, 0, 1)]
+    machine = Machine(l2_bytes=8 * 1024, sms=4, threads_per_sm=256, blocks_per_sm=1)
+    out = launch_traffic(reads, dims, {}, 256 * 1024, machine, block_threads=256)
+    assert out is not None and out.waves == 256
+    assert out.decision == "wave fits L2"
+    (u,) = out.arrays
+    assert u.wave_footprint == pytest.approx(4 * (4 * 256 + 2))
+    assert u.dram_load == u.load_footprint == pytest.approx(4 * (1 << 18) + 8)
 
 
 @pytest.mark.rule("T7")
