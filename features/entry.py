@@ -1,8 +1,8 @@
-"""count_features: set up the scope a kernel sees, walk its body, and total the tallies."""
+"""count_features: set up the scope a kernel sees, lower its body, and count the operations."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+import re
 from collections.abc import Mapping
 from functools import cache, lru_cache
 from typing import cast
@@ -16,8 +16,9 @@ from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.openmp import pragma_words
 from roofcast.analyzer.parsing import captures, language, node_text
 from roofcast.analyzer.session import SessionNodeCache
-from roofcast.features.counter import KernelCounter, Var, unwrap_declarator
+from roofcast.features.lowering import KernelLowering, Var, unwrap_declarator
 from roofcast.features.ompwork import region_dims, region_shape, region_sizes, region_work
+from roofcast.features.opcount import OpCounter, special_kind
 from roofcast.features.symbolic import builtin, symbol
 from roofcast.features.traffic import Dim
 from roofcast.features.vector import TALLY_FIELDS, FeatureVector
@@ -44,11 +45,17 @@ def count_features(
     """Per-thread (CUDA) or per-iteration (OpenMP) counts of one kernel; see docs/counting.md.
     `by_line`: also each source line's counts (`fv.by_line`, for `explain`); `line_loops`:
     the loops around each line (`fv.line_loops`, for compile mode)."""
+    return _finish(lower(ir, defines, line_loops), by_line)
+
+
+def lower(
+    ir: KernelIR, defines: Mapping[str, str] | None = None, line_loops: bool = False
+) -> KernelLowering:
+    """Walk one kernel into the counted kernel IR (`.lowered`); what the walk learns besides
+    operations and accesses (host bindings, guards, notes) is on `.fv`."""
     defines = {**ir.launch_defines, **(defines or {})}  # the launch's template arguments last
-    counter = KernelCounter(ir, defines)
+    counter = KernelLowering(ir, defines)
     counter.track_lines = line_loops
-    if by_line:
-        counter.line_tallies = defaultdict(lambda: defaultdict(float))
     counter.fv.footprint = host_expression(ir.footprint)
     for name, text in ir.host_bindings.items():
         value = host_expression(text)
@@ -59,10 +66,10 @@ def count_features(
             _count_cuda(counter, ir)
         else:
             _count_openmp(counter, ir)
-    return _finish(counter)
+    return counter
 
 
-def _param_var(counter: KernelCounter, type_text: str, name: str, pointer: bool) -> Var:
+def _param_var(counter: KernelLowering, type_text: str, name: str, pointer: bool) -> Var:
     t = counter.types.parse(type_text)
     if pointer or t.pointer:
         return Var(t, space="global")
@@ -70,7 +77,7 @@ def _param_var(counter: KernelCounter, type_text: str, name: str, pointer: bool)
     return Var(t, space="scalar", value=value)
 
 
-def _count_cuda(counter: KernelCounter, ir: KernelIR) -> None:
+def _count_cuda(counter: KernelLowering, ir: KernelIR) -> None:
     for p in ir.params:
         if p.name:
             counter.declare(p.name, _param_var(counter, p.type, p.name, p.is_pointer))
@@ -110,7 +117,7 @@ def _query(grammar: str, text: str) -> tree_sitter.Query:
 
 
 def _declare_enclosing(
-    counter: KernelCounter, func: tree_sitter.Node, region: tree_sitter.Node, limit: int | None
+    counter: KernelLowering, func: tree_sitter.Node, region: tree_sitter.Node, limit: int | None
 ) -> None:
     """Variables of the enclosing function are the region's mapped data (arrays, pointers) or
     its scalar sizes (kept symbolic unless a constant initialises them)."""
@@ -167,7 +174,7 @@ def _declare_enclosing(
 
 
 def _workshare_loops(
-    statement: tree_sitter.Node, counter: KernelCounter
+    statement: tree_sitter.Node, counter: KernelLowering
 ) -> list[tuple[tree_sitter.Node, int]]:
     """Outermost `#pragma omp ... distribute/for/loop` loops inside a plain target region."""
     query = _query(counter.grammar, "(preproc_call) @p")
@@ -184,14 +191,12 @@ def _workshare_loops(
         if any(outer.start_byte <= loop.start_byte < outer.end_byte for outer, _ in found):
             continue
         text = node_text(pragma)
-        import re
-
         m = re.search(r"collapse\s*\(\s*(\d+)\s*\)", text)
         found.append((loop, int(m.group(1)) if m else 1))
     return found
 
 
-def _count_loop_nest(counter: KernelCounter, loop: tree_sitter.Node, collapse: int) -> sympy.Expr:
+def _count_loop_nest(counter: KernelLowering, loop: tree_sitter.Node, collapse: int) -> sympy.Expr:
     """Walk one iteration of a collapsed work-shared nest; returns its iteration count."""
     iterations = sympy.Integer(1)
     counter.scopes.append({})
@@ -240,7 +245,7 @@ def _nested_for(node: tree_sitter.Node) -> bool:
     return body is not None and body.type == "for_statement"
 
 
-def _count_openmp(counter: KernelCounter, ir: KernelIR) -> None:
+def _count_openmp(counter: KernelLowering, ir: KernelIR) -> None:
     pragma, statement, func, limit = ir.ast
     counter.scopes.append({})
     _declare_enclosing(counter, func, statement, limit)
@@ -271,20 +276,23 @@ def _count_openmp(counter: KernelCounter, ir: KernelIR) -> None:
     counter.fv.work_items = total
 
 
-def _finish(counter: KernelCounter) -> FeatureVector:
+def _finish(counter: KernelLowering, by_line: bool) -> FeatureVector:
+    """Count the lowered operations into the feature vector."""
     fv = counter.fv
-    for name in TALLY_FIELDS:
-        if name in counter.tallies:
-            setattr(fv, name, counter.total(counter.tallies[name]))
-    fv.special = {k: counter.total(t) for k, t in counter.special.items()}
+    ops = OpCounter(counter.lowered)
+    fv.special = {}
+    for name, total in ops.per_thread().items():
+        special = special_kind(name)
+        if special is not None:
+            fv.special[special] = total
+        elif name in TALLY_FIELDS:
+            setattr(fv, name, total)
     fv.accesses = counter.accesses
     fv.dims = counter.dims
-    if counter.line_tallies is not None:
-        fv.by_line = {k: counter.total(t) for k, t in counter.line_tallies.items()}
-        nests: dict[int, set[str]] = defaultdict(set)
-        for (line, _), tally in counter.line_tallies.items():
-            nests[line] |= {str(counter.nest_trips(key)) for key in tally if key}
-        fv.line_nests = {line: sorted(found) for line, found in nests.items()}
+    if by_line:
+        fv.by_line = ops.by_line()
+        fv.line_rules = ops.line_rules()
+        fv.line_nests = ops.line_nests()
     fv.loop_depth = counter.max_depth
     fv.distinct_arrays = len(counter.arrays)
     fv.reuse_accesses = sum(max(0, len(v) - 1) for v in counter.array_indices.values())

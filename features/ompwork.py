@@ -92,7 +92,7 @@ def _launch(names: Sequence[str]) -> sympy.Expr:
 
 
 def clause_value(text: str, grammar: str, value) -> sympy.Expr | None:
-    """A clause's expression as the counter values it (`value` = KernelCounter.value), or None
+    """A clause's expression as the counter values it (`value` = KernelLowering.value), or None
     when it is not a known positive integer expression."""
     if not text or len(text) > _MAX_CLAUSE:
         return None

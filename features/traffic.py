@@ -39,6 +39,9 @@ class Access:
     #: an unknown index read from memory (`x[col[j]]`); else unknown because it moves with a
     #: loop the dims do not describe (rule T6)
     indirect: bool = True
+    #: the ids of its enclosing loops, outermost first (`LoweredKernel.loops`); `repeats` is
+    #: their trip product, or fewer where the access is hoisted out of some (M3)
+    nest: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

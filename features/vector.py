@@ -69,7 +69,7 @@ class FeatureVector:
     loads: sympy.Expr = field(default_factory=zero)
     stores: sympy.Expr = field(default_factory=zero)
     #: global bytes by how the element varies across threads (private + partial + broadcast
-    #: = load + store bytes); see KernelCounter.sharing
+    #: = load + store bytes); see KernelLowering.sharing
     bytes_private: sympy.Expr = field(default_factory=zero)
     bytes_partial: sympy.Expr = field(default_factory=zero)
     bytes_broadcast: sympy.Expr = field(default_factory=zero)
@@ -112,9 +112,11 @@ class FeatureVector:
     #: index over `dims` (thread/block positions, loop counters, work-shared iterations)
     accesses: list = field(default_factory=list)
     dims: list = field(default_factory=list)
-    #: `explain` only: (source line, count name) -> its per-thread count, and the trip
-    #: counts of the loop nests each line's counts run in
+    #: `explain` only: (source line, count name) -> its per-thread count and the ids of the
+    #: docs/counting.md rules that counted it, and the trip counts of the loop nests each
+    #: line's counts run in
     by_line: dict[tuple[int, str], sympy.Expr] = field(default_factory=dict)
+    line_rules: dict[tuple[int, str], tuple[str, ...]] = field(default_factory=dict)
     line_nests: dict[int, list[str]] = field(default_factory=dict)
     #: (file, line) -> trip counts of the loops around it in its function (compile mode, S3)
     line_loops: dict[tuple[str, int], tuple[sympy.Expr, ...]] = field(default_factory=dict)

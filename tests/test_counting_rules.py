@@ -715,7 +715,7 @@ def test_openmp_region_pasted_into_a_file_without_markers(tmp_path):
                                        ("mul", ("<", "<=", "!=")), ("div", (">", ">=", "!="))])
 def test_integer_trip_counts_equal_the_closed_forms(kind, ops):
     """Numeric loops skip sympy's exact ceiling of logs; the numbers must not change."""
-    from roofcast.features.counter import closed_form_trip, integer_trip
+    from roofcast.features.lowering import closed_form_trip, integer_trip
 
     steps = (1, 2, 3, 7, -1, -2, -5) if kind == "add" else (2, 3, 4, 10)
     checked = 0

@@ -56,8 +56,12 @@ def test_json_gives_each_lines_counts_arrays_and_the_deciding_class(kernel_file)
     # line 5: four a * v + 1.0f, 64 times: 512 SP FLOPs per thread, under the trip count 64
     assert lines[5]["per_thread"] == {"sp": 512}
     assert lines[5]["per_launch"] == {"sp": 512 * threads}
-    assert lines[5]["trips"] == ["64"] and lines[5]["rules"] == ["F1-F4"]
-    assert lines[3]["per_thread"]["load B"] == 4 and "M1-M9" in lines[3]["rules"]
+    # each count names the one rule that produced it (docs/counting.md)
+    assert lines[5]["trips"] == ["64"] and lines[5]["rules"] == ["F2"]
+    assert lines[2]["rules"] == ["I1"]  # blockIdx.x * blockDim.x + threadIdx.x
+    assert lines[3]["per_thread"]["load B"] == 4 and lines[3]["rules"] == ["M2"]
+    # the loop's test and increment, per trip (64 trips: not unrolled fully, rule I4)
+    assert lines[4]["per_thread"] == {"int": 128} and lines[4]["rules"] == ["I3"]
     assert lines[7]["per_thread"]["store B"] == 4
     arrays = {a["array"]: a for a in data["dram_bytes"]["arrays"]}
     assert arrays["x"]["dram_bytes"]["load"] == 4 * threads and arrays["x"]["lines"] == [3]

@@ -20,8 +20,8 @@ from roofcast.analyzer import discover
 from roofcast.analyzer.hostvalues import HostScope, argv_symbol
 from roofcast.analyzer.parsing import captures, language, parse
 from roofcast.features import count_features
-from roofcast.features import counter as counter_module
-from roofcast.features.counter import (
+from roofcast.features import lowering as counter_module
+from roofcast.features.lowering import (
     MAX_EXPRESSION_NESTING,
     MAX_MACRO_DEPTH,
     MAX_STATEMENT_NESTING,

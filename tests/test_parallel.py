@@ -351,7 +351,7 @@ def test_a_counter_is_freed_without_the_cycle_collector():
     finally:
         gc.set_debug(flags)
         gc.garbage.clear()
-    assert "KernelCounter" not in cyclic and "FeatureVector" not in cyclic
+    assert "KernelLowering" not in cyclic and "FeatureVector" not in cyclic
 
 
 def test_analysis_puts_off_full_collections_and_restores_the_callers_settings(tree: Path):

@@ -15,20 +15,20 @@ from pathlib import Path
 import sympy
 
 from roofcast.features.numeric import NotNumeric, evaluate
+from roofcast.features.opcount import SPECIAL_PREFIX
 from roofcast.gpu_specs import GPU
 from roofcast.results import KernelResult
 
-#: count name -> (column, the docs/counting.md rules that produce it)
+#: count name -> its column
 _COLUMNS = {
-    "flops_sp": ("sp", "F1-F4"),
-    "flops_dp": ("dp", "F1-F4"),
-    "flops_hp": ("hp", "F1-F4"),
-    "int_ops": ("int", "I1-I4"),
-    "load_bytes": ("load B", "M1-M9"),
-    "store_bytes": ("store B", "M1-M9"),
-    "flops_tensor": ("tensor", "A2"),
+    "flops_sp": "sp",
+    "flops_dp": "dp",
+    "flops_hp": "hp",
+    "int_ops": "int",
+    "load_bytes": "load B",
+    "store_bytes": "store B",
+    "flops_tensor": "tensor",
 }
-_SPECIAL_RULE = "F3"  # special functions folded into FLOPs by their catalogue cost
 
 
 def _number(expr: sympy.Expr, values: dict[str, float]) -> float:
@@ -48,10 +48,10 @@ def explain(result: KernelResult, gpu: GPU) -> dict:
     threads = r.threads
     per_line: dict[int, dict] = defaultdict(lambda: {"per_thread": {}, "rules": set()})
     for (line, name), expr in fv.by_line.items():
-        if name.startswith("special:"):
-            column, rule = name.split(":", 1)[1], _SPECIAL_RULE
+        if name.startswith(SPECIAL_PREFIX):
+            column = name[len(SPECIAL_PREFIX) :]
         elif name in _COLUMNS:
-            column, rule = _COLUMNS[name]
+            column = _COLUMNS[name]
         else:
             continue
         value = _number(expr, values)
@@ -59,7 +59,7 @@ def explain(result: KernelResult, gpu: GPU) -> dict:
             continue
         row = per_line[line]
         row["per_thread"][column] = row["per_thread"].get(column, 0.0) + value
-        row["rules"].add(rule)
+        row["rules"].update(fv.line_rules.get((line, name), ()))
     sass = _sass_lines(fv.sass_by_line, values) if fv.counted_from == "sass" else {}
     lines = _source_lines(result.ir.file)
     rows = []
@@ -117,7 +117,7 @@ def _sass_lines(
         for name, expr in counts.items():
             value = _number(expr, values)
             if value and name in _COLUMNS:
-                row[_COLUMNS[name][0]] = value
+                row[_COLUMNS[name]] = value
         if row:
             out[line] = row
     return out

@@ -1,7 +1,10 @@
-"""The one visitor: walks a kernel body and counts what one thread (or iteration) does.
+"""Lowering: walks a kernel body once into the counted kernel IR (`features/lowered.py`).
 
-Counts accumulate per loop context (the tuple of enclosing loop frames), so sympy is touched
-once per distinct context at the end rather than once per node: counting stays near parse speed.
+Every operation one thread (or iteration) does is recorded with the rule that counted it,
+its source line and its loop nest (the tuple of enclosing loop frames); op counting
+(`features/opcount.py`) multiplies by the trips at the end, so sympy is touched once per
+distinct nest rather than once per node: lowering stays near parse speed. Each distinct
+global access is recorded with its index over the traffic model's dims.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ from roofcast.features.ctypes import (
     promote,
     split_args,
 )
+from roofcast.features.lowered import LoweredKernel
+from roofcast.features.opcount import SPECIAL_PREFIX
 from roofcast.features.sharedmem import (
     callee_name,
     classes_returning_shared,
@@ -155,14 +160,6 @@ class Frame:
     assigned: frozenset[str]
 
 
-#: counts by loop nest (the ids of the enclosing loops' frames, outermost first)
-_Tally = dict[tuple[int, ...], float]
-
-
-def _tally() -> _Tally:
-    return defaultdict(float)
-
-
 class WorkBudgetExceeded(Exception):
     """Raised by the walk when a kernel has used its WORK_BUDGET (rule B1)."""
 
@@ -174,7 +171,7 @@ _EXPR_HANDLERS: dict[str, Callable[..., CType] | None] = {}
 _STMT_HANDLERS: dict[str, Callable[..., None] | None] = {}
 
 
-class KernelCounter:
+class KernelLowering:
     def __init__(self, ir: KernelIR, defines: Mapping[str, str]) -> None:
         self.ir = ir
         self.ctx = ir.context
@@ -189,15 +186,15 @@ class KernelCounter:
         self.fv = FeatureVector(templated=bool(ir.template_params))
         self.scopes: list[dict[str, Var]] = [{}]
         self.frames: list[Frame] = []
-        self.trips: dict[int, sympy.Expr] = {}
+        self.lowered = LoweredKernel()  # what the walk produces
         self.trip_columns: dict[int, list[int]] = {}  # line -> columns of its unknown loops
-        self.tallies: dict[str, _Tally] = defaultdict(_tally)
-        self.special: dict[tuple[str, str], _Tally] = defaultdict(_tally)
         self._key: tuple[int, ...] | None = ()  # the frames' ids; None: to be recomputed
         self.access_state: dict[tuple, set[str]] = {}
         self.array_indices: dict[tuple[str, tuple[int, ...]], set[str]] = defaultdict(set)
         self.arrays: set[str] = set()
-        self.unrolled = False  # counting the control of a fully unrolled loop (rule I4)
+        #: walking a `for` loop's condition and update: the rule its integer ops fall under
+        #: (I3, or I4 for a loop the compiler unrolls fully: none counted)
+        self.loop_control: str | None = None
         #: (node id, start, end) -> the names written in it (`_names_in`); this kernel's trees
         self.written_names: dict[tuple[int, int, int], frozenset[str]] = {}
         self.inline_depth = 0
@@ -208,7 +205,6 @@ class KernelCounter:
         self.next_atomic = False
         self.macro_values: dict[str, sympy.Expr | None] = {}
         self.max_depth = 0
-        self.nest_products: dict[tuple[int, ...], sympy.Expr] = {}
         #: data members of the objects whose methods are being inlined, innermost last
         self.member_stack: list[dict[str, Var]] = []
         self.stmt_depth = 0  # statements being walked, nested (rule N2)
@@ -219,11 +215,9 @@ class KernelCounter:
         self.warned: set[str] = set()  # the rules already named in fv.warnings
         # the traffic model's view (features/traffic.py): each distinct global access with
         # its index over the dims (thread/block positions, loop counters)
-        self.accesses: list[Access] = []
-        self.dims: list[Dim] = []
+        self.accesses: list[Access] = self.lowered.accesses
+        self.dims: list[Dim] = self.lowered.dims
         self.index_mode = False  # `value` gives loop counters as symbols, not their means
-        # `explain`: counts by (source line, count name), on request (count_features(by_line))
-        self.line_tallies: dict[tuple[int, str], _Tally] | None = None
         self.current_line = ir.line  # the statement being counted (an inlined call's site)
         self.track_lines = False  # compile mode: each line's loops (`note_line`)
         self.placing: tuple[str, sympy.Expr | None, int, int, bool] | None = None  # `place`
@@ -268,52 +262,25 @@ class KernelCounter:
             key = self._key = tuple(f.id for f in self.frames)
         return key
 
-    def add(self, name: str, n: float = 1, key: tuple[int, ...] | None = None) -> None:
-        if self.unrolled and name == "int_ops":
-            return  # the control of a loop the compiler unrolls fully (rule I4)
-        self.tallies[name][self.key if key is None else key] += n
-        if self.line_tallies is not None:
-            self.line_tallies[(self.current_line, name)][self.key if key is None else key] += n
+    def add(
+        self, name: str, rule: str, n: float | sympy.Expr = 1, key: tuple[int, ...] | None = None
+    ) -> None:
+        """Record `n` operations of count `name`, counted by `rule`, at the current line in
+        the current nest (or in nest `key`)."""
+        if self.loop_control is not None and name == "int_ops":
+            if self.loop_control == "I4":
+                return  # the control of a loop the compiler unrolls fully (rule I4)
+            rule = self.loop_control
+        self.lowered.ops[(name, rule, self.current_line, self.key if key is None else key)] += n
 
-    def add_flops(self, precision: str, n: float = 1) -> None:
+    def add_flops(self, precision: str, n: float = 1, rule: str = "F2") -> None:
         if precision in ("hp", "sp", "dp"):
-            self.add(f"flops_{precision}", n)
+            self.add(f"flops_{precision}", rule, n)
 
     def add_special(self, kind: str, precision: str) -> None:
         if precision not in ("hp", "sp", "dp"):
             precision = "sp"
-        self.special[(kind, precision)][self.key] += 1
-        if self.line_tallies is not None:
-            self.line_tallies[(self.current_line, f"special:{kind}.{precision}")][self.key] += 1
-
-    def total(self, tally: _Tally) -> sympy.Expr:
-        """Sum over loop nests of count x the nest's trip counts (one sympy Add, not a chain)."""
-        terms = []
-        whole = 0  # integer counts in loops of integer trips: summed exactly, without sympy
-        for key, count in tally.items():
-            if count == 0:
-                continue
-            trips = self.nest_trips(key)
-            if isinstance(count, sympy.Basic) and not count.is_Number:
-                terms.append(sympy.Mul(count, trips))  # a share of a block's copy: bytes/blockDim
-                continue
-            integral = float(count).is_integer()
-            if integral and isinstance(trips, sympy.Integer):
-                whole += int(count) * int(trips)
-                continue
-            number = sympy.Integer(int(count)) if integral else sympy.Float(count)
-            terms.append(sympy.Mul(number, trips))  # what `*` calls, without its wrappers
-        if whole:
-            terms.append(sympy.Integer(whole))
-        return sympy.Add(*terms) if terms else sympy.Integer(0)
-
-    def nest_trips(self, key: tuple[int, ...]) -> sympy.Expr:
-        """The product of the trip counts of a loop nest, shared by every tally of the nest."""
-        product = self.nest_products.get(key)
-        if product is None:
-            product = sympy.Mul(*(self.trips[frame_id] for frame_id in key))
-            self.nest_products[key] = product
-        return product
+        self.add(f"{SPECIAL_PREFIX}{kind}.{precision}", "F4")
 
     # ---------------------------------------------------------------- scopes
     def lookup(self, name: str) -> Var | None:
@@ -623,7 +590,7 @@ class KernelCounter:
                 base_t = self.type_of_pointer_base(left)
                 if base_t is not None and base_t.pointer:
                     self.expr(right)
-                    self.add("int_ops", 1)
+                    self.add("int_ops", "I1")
                     indices = [cast(tree_sitter.Node, right)]
                     base = left
         else:
@@ -717,9 +684,10 @@ class KernelCounter:
             self.index_mode = False
 
     def record_access(
-        self, key: tuple, size: int, read: bool, write: bool, names: set[str]
+        self, key: tuple, size: int, read: bool, write: bool, names: set[str], rule: str = "M2"
     ) -> None:
-        """First read of an element is a load, a write a store (once), a read after either free."""
+        """First read of an element is a load, a write a store (once), a read after either free
+        (rule M2; `rule` names the rule that found the access)."""
         space, key_ctx = key[0], key[-1]
         state = self.access_state.setdefault(key, set())
         prefix = "shared_" if space == "shared" else ""
@@ -728,13 +696,13 @@ class KernelCounter:
         for kind, wanted, fresh in todo:
             if not (wanted and fresh):
                 continue
-            self.add(f"{prefix}{kind}_bytes", size, key_ctx)
+            self.add(f"{prefix}{kind}_bytes", rule, size, key_ctx)
             if not prefix:
                 self.note_traffic(key, size, kind == "store")
-                self.add(f"{kind}s", 1, key_ctx)
-                self.add(sharing, size, key_ctx)
+                self.add(f"{kind}s", rule, 1, key_ctx)
+                self.add(sharing, rule, size, key_ctx)
                 if self.rare_depth:
-                    self.add("bytes_rare", size, key_ctx)
+                    self.add("bytes_rare", rule, size, key_ctx)
             state.add(kind)
 
     def note_traffic(self, key: tuple, size: object, store: bool) -> None:
@@ -747,8 +715,10 @@ class KernelCounter:
             array, index, unit, line, indirect = str(key[1]), None, 1, 0, True
         if not isinstance(width, int):
             index = None  # a copy of symbolic size: charged as the per-thread count (T6)
+        nest = key[-1]
+        repeats = self.lowered.nest_trips(nest)
         self.accesses.append(
-            Access(array, index, unit, width, store, self.nest_trips(key[-1]), line, indirect)
+            Access(array, index, unit, width, store, repeats, line, indirect, nest)
         )
 
     def note_atomic(
@@ -763,8 +733,10 @@ class KernelCounter:
         element = base_type.deref() if base_type.pointer else base_type
         size = element.element_bytes if not element.pointer else 8
         array, index, unit, line, indirect = self.place(base, indices, alias, max(size, 1), node)
-        repeats = self.nest_trips(self.key)
-        self.accesses.append(Access(array, index, unit, size, True, repeats, line, indirect))
+        repeats = self.lowered.nest_trips(self.key)
+        self.accesses.append(
+            Access(array, index, unit, size, True, repeats, line, indirect, self.key)
+        )
 
     def note_atomic_pointer(self, pointer: tree_sitter.Node) -> None:
         """An atomic through a pointer expression (`total`, `hist + 256 * b + k`): placed by
@@ -783,8 +755,8 @@ class KernelCounter:
         array, offset = target
         index = offset / size if offset is not None else None
         line = pointer.start_point[0] + 1 + self.line_offset
-        repeats = self.nest_trips(self.key)
-        self.accesses.append(Access(array, index, size, size, True, repeats, line, False))
+        repeats = self.lowered.nest_trips(self.key)
+        self.accesses.append(Access(array, index, size, size, True, repeats, line, False, self.key))
 
     def _is_loaded(self, node: tree_sitter.Node) -> bool:
         """Whether an expression reads global memory, directly or through a loaded name."""
@@ -866,7 +838,7 @@ class KernelCounter:
         t = node.type
         handler = _EXPR_HANDLERS.get(t, _MISSING)
         if handler is _MISSING:
-            handler = _EXPR_HANDLERS[t] = getattr(KernelCounter, "_e_" + t, None)
+            handler = _EXPR_HANDLERS[t] = getattr(KernelLowering, "_e_" + t, None)
         self.expr_depth += 1
         if handler is not None:
             result = handler(self, node)
@@ -918,7 +890,7 @@ class KernelCounter:
         space, alias, index_text, names = var.member_of
         size = 8 if var.type.pointer else var.type.element_bytes
         key = (space, alias, f"{index_text}.{field}", self.hoisted_key(set(names)))
-        self.record_access(key, size, read, write, set(names))
+        self.record_access(key, size, read, write, set(names), "M7")
         return var.type
 
     def _e_qualified_identifier(self, node: tree_sitter.Node) -> CType:
@@ -956,7 +928,7 @@ class KernelCounter:
         """`a ? x : b ? y : z` nests to the right: walked as a list (rule N1)."""
         arms: list[CType] = []
         while True:
-            self.add("branches")
+            self.add("branches", "C1")
             self.expr(node.child_by_field_name("condition"))
             arms.append(self.expr(node.child_by_field_name("consequence")))
             alternative = node.child_by_field_name("alternative")
@@ -1023,7 +995,7 @@ class KernelCounter:
             unit = max(size, base_type.deref().element_bytes)
             self.placing = self.place(arg, [], alias, unit, arg)
         try:
-            self.record_access(member_key, size, read, write, names)
+            self.record_access(member_key, size, read, write, names, "M6")
         finally:
             self.placing = None
         return member_type
@@ -1048,7 +1020,7 @@ class KernelCounter:
         op = operator(node)
         t = self.expr(node.child_by_field_name("argument"))
         if op == "~" and t.is_int:
-            self.add("int_ops")
+            self.add("int_ops", "I1")
         if op == "!":
             return BOOL
         return t
@@ -1059,7 +1031,7 @@ class KernelCounter:
         if t.is_float:
             self.add_flops(t.kind, t.lanes)
         else:
-            self.add("int_ops")
+            self.add("int_ops", "I1")
         return t
 
     def _e_binary_expression(self, node: tree_sitter.Node) -> CType:
@@ -1083,7 +1055,7 @@ class KernelCounter:
             return BOOL
         if op in _COMPARE:
             if not (a.is_float or b.is_float):
-                self.add("int_ops")
+                self.add("int_ops", "I1")
             return BOOL
         result = promote(a, b)
         self.arith(op, result)
@@ -1097,7 +1069,7 @@ class KernelCounter:
             elif op in ("+", "-", "*"):
                 self.add_flops(result.kind, result.lanes)
         elif op in _ARITH:
-            self.add("int_ops")
+            self.add("int_ops", "I1")
 
     def _e_assignment_expression(self, node: tree_sitter.Node) -> CType:
         op = operator(node)
@@ -1106,7 +1078,7 @@ class KernelCounter:
         rt = self.expr(right)
         if self.next_atomic:
             self.next_atomic = False
-            self.add("atomics")
+            self.add("atomics", "M9")
             if left is not None and left.type == "subscript_expression":
                 base, indices = self.base_of(left)
                 for index in indices:
@@ -1196,11 +1168,11 @@ class KernelCounter:
             name = node_text(member) if member is not None else name
             obj = fn_node.child_by_field_name("argument")
             if name == "sync":
-                self.add("barriers")
+                self.add("barriers", "M9")
                 return UNKNOWN
         bare = name.split("::")[-1]
         if mf.ATOMICS.match(bare):
-            self.add("atomics")
+            self.add("atomics", "M9")
             for a in args[1:]:
                 self.expr(a)
             if args and args[0].type == "pointer_expression":
@@ -1215,7 +1187,7 @@ class KernelCounter:
                 self.note_atomic_pointer(args[0])
             return INT
         if bare in mf.BARRIERS and bare != "sync":
-            self.add("barriers")
+            self.add("barriers", "M9")
             for a in args:
                 self.expr(a)
             return INT
@@ -1249,11 +1221,11 @@ class KernelCounter:
             self.add_flops(precision, lanes)
             return CType(precision, PRECISION_BYTES[precision], lanes)
         if bare in mf.INT_INTRINSICS:
-            self.add("int_ops")
+            self.add("int_ops", "I1")
             return INT
         if bare in mf.MINMAX:
             if not widest.is_float:
-                self.add("int_ops")
+                self.add("int_ops", "I1")
             return widest
         if bare in mf.FREE:
             return widest
@@ -1303,12 +1275,17 @@ class KernelCounter:
         if nbytes is None:
             nbytes = sympy.Integer(self.types.parse("float").element_bytes)
             self.fv.notes.append(f"{name}: size not known, one 4-byte element counted [A1]")
-        self.address_access(src, nbytes / share, read=True, write=False)
-        self.address_access(dst, nbytes / share, read=False, write=True)
+        self.address_access(src, nbytes / share, read=True, write=False, rule="A1")
+        self.address_access(dst, nbytes / share, read=False, write=True, rule="A1")
         return UNKNOWN
 
     def address_access(
-        self, ptr: tree_sitter.Node | None, nbytes: sympy.Expr, read: bool, write: bool
+        self,
+        ptr: tree_sitter.Node | None,
+        nbytes: sympy.Expr,
+        read: bool,
+        write: bool,
+        rule: str,
     ) -> None:
         """`nbytes` read or written at the address `ptr` (`tile`, `g + k`, `&a[i]`) by a copy
         or matrix operation, in the memory its root pointer lives in."""
@@ -1332,7 +1309,7 @@ class KernelCounter:
         names = names | self.identifiers([ptr])
         key = (space, alias, "@" + " ".join(node_text(ptr).split()), self.hoisted_key(names))
         self.arrays.add(alias)
-        self.record_access(key, nbytes, read, write, names)
+        self.record_access(key, nbytes, read, write, names, rule)
 
     def wmma(self, bare: str, args: list[tree_sitter.Node]) -> bool:
         """Warp matrix operations on `wmma::fragment`s, each thread's share of the warp's:
@@ -1353,7 +1330,7 @@ class KernelCounter:
                 self.expr(a)
         m, n, k = (self.shape_value(t) for t in (shape.m, shape.n, shape.k))
         if bare.endswith("mma_sync"):
-            self.add("flops_tensor", 2 * m * n * k / WARP)
+            self.add("flops_tensor", "A2", 2 * m * n * k / WARP)
             return True
         rows, cols = (self.shape_value(t) for t in shape.rows_cols)
         element = shape.element_bytes
@@ -1362,7 +1339,11 @@ class KernelCounter:
             element = self.expr_type_only(pointer).deref().element_bytes
         nbytes = rows * cols * sympy.nsimplify(element) / WARP
         self.address_access(
-            pointer, nbytes, read=bare == "load_matrix_sync", write=bare == "store_matrix_sync"
+            pointer,
+            nbytes,
+            read=bare == "load_matrix_sync",
+            write=bare == "store_matrix_sync",
+            rule="A2",
         )
         return True
 
@@ -1404,10 +1385,12 @@ class KernelCounter:
                 size = sympy.Integer(16)
                 self.fv.notes.append("cp.async: size operand not known, 16 bytes counted [A1]")
             if copy.src_operand < len(operands):
-                self.address_access(operands[copy.src_operand], size, read=True, write=False)
+                self.address_access(
+                    operands[copy.src_operand], size, read=True, write=False, rule="A1"
+                )
             line = node.start_point[0] + 1
             self.record_access(
-                ("shared", f"cp.async@{line}", "0", self.key), size, False, True, set()
+                ("shared", f"cp.async@{line}", "0", self.key), size, False, True, set(), "A1"
             )
         return UNKNOWN
 
@@ -1448,7 +1431,7 @@ class KernelCounter:
             index = node.child_by_field_name("right")
         if index is not None:
             self.expr(index)
-            self.add("int_ops")
+            self.add("int_ops", "I1")
         base_type, space, alias, names = self.resolve_base(base)
         element = base_type.deref()
         if space in ("global", "shared"):
@@ -1464,7 +1447,12 @@ class KernelCounter:
                 self.placing = self.place(base, idx_nodes, alias, element.element_bytes, node)
             try:
                 self.record_access(
-                    key, element.element_bytes, read, write, self.identifiers(idx_nodes) | names
+                    key,
+                    element.element_bytes,
+                    read,
+                    write,
+                    self.identifiers(idx_nodes) | names,
+                    "M5",
                 )
             finally:
                 self.placing = None
@@ -1677,10 +1665,10 @@ class KernelCounter:
         t = node.type
         handler = _STMT_HANDLERS.get(t, _MISSING)
         if handler is _MISSING:
-            handler = _STMT_HANDLERS[t] = getattr(KernelCounter, "_s_" + t, None)
+            handler = _STMT_HANDLERS[t] = getattr(KernelLowering, "_s_" + t, None)
         self.stmt_depth += 1
         outer_line = self.current_line
-        if self.line_tallies is not None and not self.inline_depth:
+        if not self.inline_depth:
             self.current_line = node.start_point[0] + 1 + self.line_offset
         if self.track_lines:
             self.note_line(node)
@@ -1731,7 +1719,7 @@ class KernelCounter:
             self.fv.unparsed_regions += t == "ERROR"
             pending.extend(reversed(children))
         elif t == "if_statement":
-            self.add("branches")
+            self.add("branches", "C1")
             cond = field("condition")
             for child in cond.named_children if cond is not None else ():
                 self._s_declaration(child) if child.type == "declaration" else self.expr(child)
@@ -1755,7 +1743,7 @@ class KernelCounter:
         elif t == "for_range_loop":
             pending.append(field("body"))
         elif t == "case_statement":
-            self.add("branches")
+            self.add("branches", "C1")
             value = field("value")
             pending.extend(c for c in reversed(children) if c != value)
         elif t == "labeled_statement":
@@ -1769,7 +1757,7 @@ class KernelCounter:
                     arm.append(child)
             pending.extend(reversed(arm))
         elif t in _FLAT_LEAVES:  # statements without statements in them
-            getattr(KernelCounter, "_s_" + t)(self, node)
+            getattr(KernelLowering, "_s_" + t)(self, node)
         elif t.endswith("_statement") or t == "type_definition":
             pending.extend(reversed(children))  # what is no statement lands below: `expr`
         else:
@@ -1809,7 +1797,7 @@ class KernelCounter:
         if re.search(r"#\s*pragma\s+omp\s+atomic", text):
             self.next_atomic = True
         elif re.search(r"#\s*pragma\s+omp\s+barrier", text):
-            self.add("barriers")
+            self.add("barriers", "M9")
 
     def _s_preproc_if(self, node: tree_sitter.Node) -> None:
         """Count the first arm of `#if`/`#ifdef` (the configuration a default build sees)."""
@@ -1996,7 +1984,7 @@ class KernelCounter:
     def _s_if_statement(self, node: tree_sitter.Node) -> None:
         """`if ... else if ... else if ...` nests in its `else`s: walked as a list (N1)."""
         while True:
-            self.add("branches")
+            self.add("branches", "C1")
             cond = node.child_by_field_name("condition")
             if cond is not None and not self.frames and not self.inline_depth:
                 self._note_thread_guards(cond)
@@ -2088,7 +2076,7 @@ class KernelCounter:
         self.stmt(node.child_by_field_name("body"))
 
     def _s_case_statement(self, node: tree_sitter.Node) -> None:
-        self.add("branches")
+        self.add("branches", "C1")
         for child in node.named_children:
             if child is node.child_by_field_name("value"):
                 continue
@@ -2117,9 +2105,10 @@ class KernelCounter:
 
         return _ASSIGNED.get(node, names, self.grammar)
 
-    def push_frame(self, trip: sympy.Expr, node: tree_sitter.Node) -> Frame:
-        frame = Frame(id=len(self.trips), trip=trip, assigned=self.assigned_in(node))
-        self.trips[frame.id] = trip
+    def push_frame(self, trip: sympy.Expr, node: tree_sitter.Node, variable: str = "") -> Frame:
+        line = node.start_point[0] + 1 + self.line_offset
+        loop = self.lowered.add_loop(trip, line, variable)
+        frame = Frame(id=loop.id, trip=trip, assigned=self.assigned_in(node))
         self.frames.append(frame)
         if self.track_lines:
             self.note_line(node)  # a loop's own line (its test and update) runs once per trip
@@ -2158,7 +2147,7 @@ class KernelCounter:
             if init is not None:
                 self.stmt(init) if init.type == "declaration" else self.expr(init)
             trip, var, mean = self.trip_count(node)
-            frame = self.push_frame(trip, node)
+            frame = self.push_frame(trip, node, var or "")
             try:
                 if var is not None:
                     existing = self.lookup(var)
@@ -2166,12 +2155,12 @@ class KernelCounter:
                         existing.value = mean
                         existing.loaded = False
                 # I4: a small constant trip count is unrolled fully, its control compiled away
-                self.unrolled = self.unrolled_fully(node, trip)
+                self.loop_control = "I4" if self.unrolled_fully(node, trip) else "I3"
                 try:
                     self.expr(node.child_by_field_name("condition"))
                     self.expr(node.child_by_field_name("update"))
                 finally:
-                    self.unrolled = False
+                    self.loop_control = None
                 counter = self.lookup(var) if var is not None else None
                 if var is not None and counter is not None:  # after the update (`i += s`)
                     counter.index_value = self.loop_dim(node, var, trip, "loop")
