@@ -33,13 +33,13 @@ def value_operands(node: tree_sitter.Node) -> tuple[tuple | None, list[tree_sitt
             signs.reverse()
             how = ("mul",) if op == "*" else ("add", (True, *signs))
             return how, [left, *rights]
-        if op in ("/", "<<", ">>", "%"):
+        if op in ("/", "<<", ">>", "%", "&"):
             operands = [node.child_by_field_name("left"), node.child_by_field_name("right")]
             return ("binary", op), operands
         return None, []
     if node.type == "unary_expression":
         op = operator(node)
-        if op not in ("+", "-"):
+        if op not in ("+", "-", "~"):
             return None, []
         return ("unary", op), [node.child_by_field_name("argument")]
     if node.type == "call_expression":
@@ -59,19 +59,81 @@ def apply_value(how: tuple, operands: list[sympy.Expr]) -> sympy.Expr | None:
         if kind == "mul":
             return sympy.Mul(*operands)
         if kind == "unary":
+            if how[1] == "~":  # of an integer constant only (`~255`, an align-down mask)
+                return sympy.Integer(~int(operands[0])) if operands[0].is_Integer else None
             return -operands[0] if how[1] == "-" else operands[0]
         if kind in ("min", "max"):
             return sympy.Min(*operands) if kind == "min" else sympy.Max(*operands)
         a, b = operands
         op = how[1]
         if op == "/":
-            return a / b if b != 0 else None
+            if b == 0:
+                return None
+            if a.is_Integer and b.is_Integer:  # C's integer division truncates toward zero
+                quotient = abs(int(a)) // abs(int(b))
+                return sympy.Integer(quotient if (a < 0) == (b < 0) else -quotient)
+            return a / b
         if op == "<<":
             return a * 2**b
         if op == ">>":
             return a / 2**b
         if op == "%":
             return a % b if a.is_number and b.is_number and b != 0 else None
+        if op == "&":
+            return _bitwise_and(a, b)
     except (TypeError, ValueError, ZeroDivisionError):
         return None
     return None
+
+
+def _bitwise_and(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
+    """`a & b` of integers; with one side a constant mask that clears the low k bits
+    (`& 0xffffff00`, `& ~255`: an align-down, as programs round a size to a multiple),
+    `floor(x / 2**k) * 2**k`, exact for a non-negative 32- or 64-bit `x`; else unknown."""
+    if a.is_Integer and b.is_Integer:
+        return sympy.Integer(int(a) & int(b))
+    mask, x = (b, a) if b.is_Integer else (a, b)
+    if not mask.is_Integer:
+        return None
+    low = _cleared_low_bits(int(mask))
+    if low is None:
+        return None
+    return sympy.floor(x / low) * low
+
+
+def _cleared_low_bits(mask: int) -> int | None:
+    """2**k when `mask` is all ones above bit k (in 32 or 64 bits, or as a negative `~(2**k-1)`)."""
+    for width in (32, 64):
+        if 0 < mask < 1 << width:
+            step = (1 << width) - mask
+            break
+    else:
+        step = -mask
+    if step <= 0 or step & (step - 1):
+        return None
+    return step
+
+
+#: rule D10: calls valued through one-line functions, nested at most this deep
+MAX_VALUE_CALLS = 4
+
+
+def single_return(func: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The expression of a function whose body is one `return e;` (`iDivUp`, `divup`,
+    `iAlignDown`): such a call is valued as `e` with its parameters bound (rule D10)."""
+    body = func.child_by_field_name("body")
+    if body is None:
+        return None
+    statements = [c for c in body.named_children if c.type != "comment"]
+    if len(statements) != 1 or statements[0].type != "return_statement":
+        return None
+    returned = [c for c in statements[0].named_children if c.type != "comment"]
+    return returned[0] if len(returned) == 1 else None
+
+
+def call_parts(call: tree_sitter.Node) -> tuple[str, list[tree_sitter.Node]]:
+    """`ns::f(a, b)` -> ("f", [a, b])."""
+    function = call.child_by_field_name("function")
+    args = call.child_by_field_name("arguments")
+    name = node_text(function).split("::")[-1].strip() if function is not None else ""
+    return name, [a for a in args.named_children if a.type != "comment"] if args else []

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, cast
 
 import sympy
 import tree_sitter
-from roofcast.analyzer.cvaluetree import apply_value, value_operands
+from roofcast.analyzer.cvaluetree import apply_value, call_parts, single_return, value_operands
 from roofcast.analyzer.index import function_name, parameters
 from roofcast.analyzer.parsing import (
     captures,
@@ -113,6 +113,7 @@ class HostScope:
         self, func: tree_sitter.Node, grammar: str, outer: dict[str, sympy.Expr] | None = None
     ) -> None:
         self.func = func
+        self.grammar = grammar
         self.outer = outer or {}  # the function's own parameters, as its caller passed them
         self.defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
         body = func.child_by_field_name("body")
@@ -176,6 +177,8 @@ class HostScope:
             if fn.split("::")[-1] in _ARGV_CALLS and first is not None:
                 match = re.fullmatch(r"argv\s*\[\s*(\d+)\s*\]", node_text(first))
                 return argv_symbol(int(match.group(1))) if match else None
+            if value_operands(node)[0] is None:
+                return self._call(node, before, depth)
         how, operands = value_operands(node)  # the counter's operator semantics (one evaluator)
         if how is None:
             return None
@@ -183,6 +186,25 @@ class HostScope:
         if any(v is None for v in values):
             return None
         return apply_value(how, cast(list[sympy.Expr], values))
+
+    def _call(self, call: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
+        """Rule D10: a call to a file-level function whose body is one `return e;` (`iDivUp(n,
+        256)`) is `e`, valued in that function with its parameters bound to the arguments."""
+        name, args = call_parts(call)
+        callee = file_functions(self.func).get(name)
+        returned = single_return(callee) if callee is not None else None
+        if callee is None or returned is None or depth + 1 > MAX_DEPTH:
+            return None
+        params = [p.name for p in parameters(callee)]
+        if len(params) != len(args) or not all(params):
+            return None
+        bound: dict[str, sympy.Expr] = {}
+        for name, arg in zip(params, args, strict=True):
+            value = self.value(arg, before, depth + 1)
+            if value is None:
+                return None
+            bound[name] = value
+        return HostScope(callee, self.grammar, bound).value(returned, returned.end_byte, depth + 1)
 
     def _latest(self, earlier: list[tree_sitter.Node], depth: int) -> sympy.Expr | None:
         """The value of the last definition before the use; one made under `if (c)` with `c`
@@ -198,9 +220,7 @@ class HostScope:
         chosen = self._piecewise(guard, value, before, last.start_byte, depth)
         return chosen if chosen is not None else value
 
-    def _conditional(
-        self, node: tree_sitter.Node, before: int, depth: int
-    ) -> sympy.Expr | None:
+    def _conditional(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """`c ? a : b` with `c` a comparison: a piecewise value, decided once the command
         line binds its names (`(B > 4) ? 4 : B`)."""
         yes = self.value(node.child_by_field_name("consequence"), before, depth + 1)
@@ -231,9 +251,7 @@ class HostScope:
 ARGC = sympy.Symbol("argc", positive=True)
 
 
-def _guarding_condition(
-    value: tree_sitter.Node, func: tree_sitter.Node
-) -> tree_sitter.Node | None:
+def _guarding_condition(value: tree_sitter.Node, func: tree_sitter.Node) -> tree_sitter.Node | None:
     """The comparison of the `if` whose consequence holds the definition `value`, when that
     `if` is the nearest statement that can skip it (no loop in between), else None."""
     node = value.parent
@@ -272,6 +290,7 @@ _RELATIONS = {
 }
 
 _FILE_INITIALIZERS = SessionNodeCache(64)
+_FILE_FUNCTIONS = SessionNodeCache(64)
 
 
 def file_initializers(func: tree_sitter.Node) -> dict[str, tree_sitter.Node]:
@@ -300,6 +319,32 @@ def file_initializers(func: tree_sitter.Node) -> dict[str, tree_sitter.Node]:
         return found
 
     return _FILE_INITIALIZERS.get(root, collect)
+
+
+def file_functions(func: tree_sitter.Node) -> dict[str, tree_sitter.Node]:
+    """name -> definition of the file-level functions (templates included) of the file that
+    holds `func`, the last one of a name."""
+    root = func
+    while root.parent is not None:
+        root = root.parent
+
+    def collect() -> dict[str, tree_sitter.Node]:
+        found: dict[str, tree_sitter.Node] = {}
+        for node in root.named_children:
+            if node.type == "template_declaration":
+                inner = [c for c in node.named_children if c.type == "function_definition"]
+                node = inner[0] if inner else node
+            if node.type != "function_definition":
+                continue
+            declarator = node.child_by_field_name("declarator")
+            while declarator is not None and declarator.type != "function_declarator":
+                declarator = declarator.child_by_field_name("declarator")
+            name = declarator.child_by_field_name("declarator") if declarator else None
+            if name is not None:
+                found[node_text(name).split("::")[-1]] = node
+        return found
+
+    return _FILE_FUNCTIONS.get(root, collect)
 
 
 def bind_call(

@@ -22,7 +22,10 @@ import sympy
 import tree_sitter
 from roofcast.analyzer.cexpr import CExprError
 from roofcast.analyzer.cvalue import parse_value
+from roofcast.analyzer.cvaluetree import MAX_VALUE_CALLS
 from roofcast.analyzer.cvaluetree import apply_value as _apply_value
+from roofcast.analyzer.cvaluetree import call_parts as _call_parts
+from roofcast.analyzer.cvaluetree import single_return as _single_return
 from roofcast.analyzer.cvaluetree import value_operands as _value_operands
 from roofcast.analyzer.functionscan import ASSIGNED_PATTERNS, scan_function
 from roofcast.analyzer.index import parameters, template_params
@@ -210,6 +213,7 @@ class KernelLowering:
         self.stmt_depth = 0  # statements being walked, nested (rule N2)
         self.expr_depth = 0  # expressions being walked, nested (rule N3)
         self.macro_depth = 0  # macro values being evaluated, nested
+        self.value_calls = 0  # one-line functions being valued, nested (rule D10)
         self.work = 0  # statements and expressions visited (rule B1)
         self.budget = WORK_BUDGET
         self.warned: set[str] = set()  # the rules already named in fv.warnings
@@ -453,11 +457,38 @@ class KernelLowering:
                 return None
             how, operands = _value_operands(node)
             if how is None:
-                done.append(None)
+                done.append(self.call_value(node) if node.type == "call_expression" else None)
                 continue
             tasks.append(("apply", how, len(operands)))
             tasks.extend(("eval", operand, depth + 1) for operand in reversed(operands))
         return done[-1] if done else None
+
+    def call_value(self, call: tree_sitter.Node) -> sympy.Expr | None:
+        """Rule D10: `f(a, b)` with `f`'s body one `return e;` is `e`, its parameters bound to
+        the arguments' values and nothing else of the caller in scope."""
+        if self.ctx is None or self.value_calls >= MAX_VALUE_CALLS:
+            return None
+        name, args = _call_parts(call)
+        callee = self.ctx.callable(name, len(args)) if name else None
+        returned = _single_return(callee.node) if callee is not None else None
+        if callee is None or returned is None:
+            return None
+        params = parameters(callee.node)
+        if len(params) != len(args):
+            return None
+        scope: dict[str, Var] = {}
+        for param, arg in zip(params, args, strict=True):
+            value = self.value(arg)
+            if value is None:
+                return None
+            scope[param.name] = Var(self.types.parse(param.type), value=value)
+        outer, self.scopes = self.scopes, [scope]
+        self.value_calls += 1
+        try:
+            return self.value(returned)
+        finally:
+            self.scopes = outer
+            self.value_calls -= 1
 
     def cast_as_sum(self, node: tree_sitter.Node) -> bool:
         """`(i) + x` / `(i) - x` parse as a cast of `+x` to a type `i` (a macro's argument in

@@ -799,6 +799,65 @@ def test_host_code_and_kernels_value_c_expressions_alike(tmp_path):
     assert k["host_side"].resolved.flops["sp"] == 26 and not k["host_side"].resolved.defaults
 
 
+@pytest.mark.rule("D10")
+def test_one_line_functions_masks_and_integer_division_value_sizes(tmp_path):
+    """Host side: `n = alignDown(1000003, 256) & ~255` is 999,936 and `iDivUp(n, 256)` is
+    3906 (C's truncating division, through two one-line functions); device side, the same
+    helper sizes a loop. A helper of two statements stays unknown."""
+    source = """\
+        static int iDivUp(int a, int b) { return (a + b - 1) / b; }
+        int alignDown(int a, int b) { return a - a % b; }
+        int twoLines(int a) { int b = a; return b; }
+        __global__ void host_sized(const float* x, float* y, int m) {
+          float s = 0.0f;
+          for (int j = 0; j < m; j++) s += x[j];
+          y[threadIdx.x] = s;
+        }
+        __device__ int half(int v) { return v / 2; }
+        __global__ void device_sized(const float* x, float* y) {
+          float s = 0.0f;
+          for (int j = 0; j < half(7 * 3); j++) s += x[j];
+          y[threadIdx.x] = s;
+        }
+        __global__ void unknown(const float* x, float* y, int m) {
+          float s = 0.0f;
+          for (int j = 0; j < m; j++) s += x[j];
+          y[threadIdx.x] = s;
+        }
+        int main() {
+          float *x, *y;
+          int n = alignDown(1000003, 256) & ~255;
+          host_sized<<<1, 256>>>(x, y, iDivUp(n, 256));
+          device_sized<<<1, 256>>>(x, y);
+          unknown<<<1, 256>>>(x, y, twoLines(n));
+        }
+        """
+    k = analyze(tmp_path, source)
+    assert 999936 == 1000003 - 1000003 % 256 and (999936 + 255) // 256 == 3906
+    assert k["host_sized"].resolved.flops["sp"] == 3906
+    assert not k["host_sized"].resolved.defaults
+    assert k["device_sized"].resolved.flops["sp"] == 10  # 21 / 2 truncates
+    assert "m" in k["unknown"].resolved.defaults
+
+
+@pytest.mark.rule("D10")
+def test_a_symbolic_size_aligned_down_by_a_mask(tmp_path):
+    """`n & ~255` and `n & 0xffffff00` of a symbol are `floor(n / 256) * 256` (a non-negative
+    size rounded down); `n & 255` is not a rounding and stays unknown."""
+    source = """\
+        __global__ void k(const float* x, float* y, int n) {
+          float s = 0.0f;
+          for (int j = 0; j < (n & ~255); j++) s += x[j];
+          for (int j = 0; j < (n & 0xffffff00); j++) s += x[j];
+          for (int j = 0; j < (n & 255); j++) s += x[j];
+          y[threadIdx.x] = s;
+        }
+        """
+    k = one(tmp_path, source, defines={"n": "1000"})
+    rounded = 1000 // 256 * 256
+    assert k.resolved.flops["sp"] == 2 * rounded + DEFAULT_TRIP_COUNT
+
+
 @pytest.mark.rule("I4")
 def test_full_unrolling_needs_a_real_constant_and_no_unroll_1(tmp_path):
     """A triangular inner loop (`j < i`, 19.5 trips on average) keeps its control, and so
