@@ -273,15 +273,21 @@ def compiler_or_none(
 
 
 def compile_files(compiler, files: list[Path], jobs: int, quiet: bool = False) -> None:
-    """Compile the CUDA files up front, `jobs` at a time, with a progress bar on a terminal."""
+    """Compile the CUDA files and those with OpenMP target regions up front, `jobs` at a
+    time, with a progress bar on a terminal."""
     if compiler is None:
         return
     from rich.console import Console
     from rich.progress import Progress
 
+    from roofcast.analyzer.ompcompile import offload_for
+
     console = Console(stderr=True)
     with Progress(console=console, transient=True, disable=quiet or not console.is_terminal) as bar:
         task = bar.add_task("compiling", total=None)
         compiler.prepare(
+            files, jobs, lambda done, total: bar.update(task, completed=done, total=total)
+        )
+        offload_for(compiler).prepare(  # the files with OpenMP target regions (S11)
             files, jobs, lambda done, total: bar.update(task, completed=done, total=total)
         )
