@@ -28,7 +28,14 @@ from functools import cache
 from pathlib import Path
 
 from roofcast.analyzer.compdb import CompileDatabase, CompileUnit
-from roofcast.analyzer.compile import cache_dir, demangle, find_tools, local_headers, tool_version
+from roofcast.analyzer.compile import (
+    cache_dir,
+    demangle,
+    demangled_base,
+    find_tools,
+    local_headers,
+    tool_version,
+)
 from roofcast.analyzer.sass import KernelSass, classify_kernel, parse_disassembly
 
 #: seconds one clang or nvdisasm run may take
@@ -187,17 +194,7 @@ def entry_of(symbol: str) -> OffloadEntry | None:
 def function_base(mangled: str) -> str:
     """The plain name of an entry's enclosing function: `main` -> main,
     `_Z6kernelPf` -> kernel, `_ZN2ns1kEv` -> k (its last qualified part)."""
-    if not mangled.startswith("_Z"):
-        return mangled
-    text = demangle([mangled])[0]
-    head = text.split("(", 1)[0]
-    depth, cut = 0, len(head)
-    for pos in range(len(head) - 1, -1, -1):  # drop a trailing template argument list
-        depth += (head[pos] == ">") - (head[pos] == "<")
-        if depth == 0:
-            cut = pos + 1
-            break
-    return head[:cut].rsplit("::", 1)[-1].rsplit(" ", 1)[-1]
+    return demangled_base(mangled)
 
 
 @dataclass
@@ -216,8 +213,17 @@ def _first_error(text: str) -> str:
     return re.sub(r"^\S*/", "", chosen)[:160]
 
 
-@cache
 def _file_digest(path: Path) -> str:
+    """A file's SHA-256, computed once per version of it (its size and modification time)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return "<unreadable>"
+    return _digest(path, stat.st_size, stat.st_mtime_ns)
+
+
+@cache
+def _digest(path: Path, size: int, mtime: int) -> str:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
