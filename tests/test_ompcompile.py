@@ -5,7 +5,10 @@ runtime are here; a clean skip otherwise."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -230,3 +233,21 @@ def test_a_rerun_reads_the_cache_without_compiling(
     again = OffloadCompiler(ARCH, cache_root=tmp_path / "cache", tools=first.tools)
     found, why = again.region(regions, "scale", 2)
     assert why == "" and found is not None and found.totals() == expected.totals()
+
+
+@needs_clang
+def test_evaluate_compiles_the_openmp_rows(tmp_path: Path) -> None:
+    """The evaluation fixture's OpenMP regions (a function template's instance, a method,
+    regions of `main`) each map to their kernel: every matched row is counted from SASS."""
+    data = Path(__file__).resolve().parent / "data" / "eval"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    args = [sys.executable, "-m", "roofcast.cli", "evaluate", "-m", str(data / "manifest.csv")]
+    args += ["-s", str(data / "sources"), "-g", "rtx3080", "-q", "-p", "roofline", "-f", "json"]
+    only_omp = tmp_path / "omp.csv"
+    lines = (data / "manifest.csv").read_text().splitlines()
+    only_omp.write_text("\n".join([lines[0], *(ln for ln in lines if ",OMP," in ln)]) + "\n")
+    args[args.index(str(data / "manifest.csv"))] = str(only_omp)
+    done = subprocess.run([*args, "--compile"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["compiled_share"] == 1.0, summary.get("compile_fallbacks")
