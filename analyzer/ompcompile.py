@@ -101,10 +101,11 @@ def find_clang() -> str | None:
             continue
         for name in names:
             match = _VERSIONED.match(name)
+            major = int(match.group(1)) if match else -1
             path = os.path.join(folder or ".", name)
-            newer = match and (best is None or int(match.group(1)) > best[0])
+            newer = major >= 0 and (best is None or major > best[0])
             if newer and os.access(path, os.X_OK) and os.path.isfile(path):
-                best = (int(match.group(1)), os.path.abspath(path))
+                best = (major, os.path.abspath(path))
     if best is not None:
         return best[1]
     found = shutil.which("clang++")
@@ -306,7 +307,8 @@ class OffloadCompiler:
         digest.update(_file_digest(runtime).encode() if runtime else b"")
         for program in (self.tools.clang, self.tools.nvdisasm):
             digest.update(tool_version(program or "").encode())
-        digest.update(tool_version(str(self.tools.cuda / "bin" / "ptxas")).encode())
+        ptxas = self.tools.cuda / "bin" / "ptxas" if self.tools.cuda else None
+        digest.update(tool_version(str(ptxas or "")).encode())
         return digest.hexdigest()
 
     def _compile(self, source: Path) -> OffloadUnit:
