@@ -222,7 +222,9 @@ CompileOpt = Annotated[
         "--compile",
         help="CUDA: count FLOPs and int ops from the SASS nvcc emits for the GPU's "
         "architecture (nvcc from CUDA_HOME or PATH, nvdisasm from the toolkit or the "
-        "`compile` extra); a kernel whose file does not compile is counted from source.",
+        "`compile` extra); OpenMP target regions from clang's offload code, its device "
+        "runtime included (clang++ -fopenmp); a kernel whose file does not compile is "
+        "counted from source.",
     ),
 ]
 TargetJobsOpt = Annotated[
