@@ -14,9 +14,10 @@ The AI error of a class is the FLOP (op) error minus the byte error: log10 of
     python bench/error_budget.py MANIFEST SOURCES [--gpu rtx3080] [--json]
         [--compile-commands compile_commands.json] [--jobs N] [--compile [--compiled-only]]
 
-With --compile, CUDA kernels' FLOPs and int ops come from their SASS (docs/counting.md S0-S9);
-the JSON gains `compiled_share` and the issue's targets over CUDA rows: int ops within 2x,
-non-zero SP FLOPs within 10%; --compiled-only keeps the rows counted from SASS.
+With --compile, CUDA kernels' and OpenMP regions' FLOPs and int ops come from their SASS
+(docs/counting.md S0-S13); the JSON gains `compiled_share` and the issue's targets over CUDA
+rows: int ops within 2x, non-zero SP FLOPs within 10%; --compiled-only keeps the rows counted
+from SASS.
 """
 
 from __future__ import annotations

@@ -424,7 +424,10 @@ OPENMP_RUNTIME_INT_OPS = 40
 
 def _openmp_runtime(fv: FeatureVector, context, numbers: dict[str, float]) -> list[str]:
     """Rule U4: an OpenMP region's launched threads (the launch geometry, where known) each
-    run the runtime's own integer work; spread over the region's units of work."""
+    run the runtime's own integer work; spread over the region's units of work. Counted
+    from SASS (S13), each thread's own counts replace the constant."""
+    if fv.runtime_per_thread is not None:
+        return _compiled_runtime(fv, context, numbers)
     if fv.work_items is None or context is None or not context.block or not context.grid:
         return []
     launched = math.prod(context.block) * math.prod(context.grid)
@@ -436,6 +439,21 @@ def _openmp_runtime(fv: FeatureVector, context, numbers: dict[str, float]) -> li
         f"[U4] OpenMP runtime: {OPENMP_RUNTIME_INT_OPS} int ops per launched thread "
         f"({launched:g} threads over {units:g} units of work)"
     ]
+
+
+def _compiled_runtime(fv: FeatureVector, context, numbers: dict[str, float]) -> list[str]:
+    """Rule S13: what each launched thread runs outside the kernel's loops, spread over the
+    units of work; without the launch geometry, one thread per unit of work (as U5)."""
+    units = numbers["threads"]
+    known = context is not None and context.block and context.grid
+    launched = math.prod(context.block) * math.prod(context.grid) if known else units
+    if units <= 0 or launched <= 0 or not fv.runtime_per_thread:
+        return []
+    for key, count in fv.runtime_per_thread.items():
+        numbers[key] = numbers.get(key, 0.0) + count * launched / units
+    where = f"{launched:g} threads over {units:g} units of work" if known else "one per unit"
+    ops = fv.runtime_per_thread.get("flops_int", 0.0)
+    return [f"[S13] per launched thread, outside the kernel's loops: {ops:g} int ops ({where})"]
 
 
 def _launch_traffic(

@@ -191,7 +191,9 @@ def recount(
     """Compile mode for one counted kernel: FLOPs and int ops from its SASS where it has
     some (`counted_from` "sass"), else the source counts stay, with the reason why."""
     if ir.language != "cuda":
-        features.counted_from, features.counted_why = "source", "OpenMP: compile mode is CUDA only"
+        from roofcast.features.ompsass import recount_openmp  # imports this module
+
+        recount_openmp(ir, features, compiler, bound)
         return
     sass, why = compiler.kernel(ir.file, ir.name, template_args(ir, bound or {}))
     if sass is None:

@@ -126,6 +126,10 @@ class FeatureVector:
     #: compile mode: "sass" or "source" (what FLOPs and int ops were counted from) and why
     counted_from: str = ""
     counted_why: str = ""
+    #: compile mode, OpenMP (S13): FLOPs and int ops each launched device thread runs outside
+    #: the region's loops (the runtime's entry and setup), keyed as resolve's numbers
+    #: (flops_sp, flops_dp, flops_hp, flops_int); None: rule U4's constant instead
+    runtime_per_thread: dict[str, float] | None = None
     #: why the counts are approximate (nesting or work limits, docs/counting.md N2-N4, B1)
     warnings: list[str] = field(default_factory=list)
 

@@ -222,7 +222,9 @@ CompileOpt = Annotated[
         "--compile",
         help="CUDA: count FLOPs and int ops from the SASS nvcc emits for the GPU's "
         "architecture (nvcc from CUDA_HOME or PATH, nvdisasm from the toolkit or the "
-        "`compile` extra); a kernel whose file does not compile is counted from source.",
+        "`compile` extra); OpenMP target regions from clang's offload code, its device "
+        "runtime included (clang++ -fopenmp); a kernel whose file does not compile is "
+        "counted from source.",
     ),
 ]
 TargetJobsOpt = Annotated[
@@ -273,15 +275,21 @@ def compiler_or_none(
 
 
 def compile_files(compiler, files: list[Path], jobs: int, quiet: bool = False) -> None:
-    """Compile the CUDA files up front, `jobs` at a time, with a progress bar on a terminal."""
+    """Compile the CUDA files and those with OpenMP target regions up front, `jobs` at a
+    time, with a progress bar on a terminal."""
     if compiler is None:
         return
     from rich.console import Console
     from rich.progress import Progress
 
+    from roofcast.analyzer.ompcompile import offload_for
+
     console = Console(stderr=True)
     with Progress(console=console, transient=True, disable=quiet or not console.is_terminal) as bar:
         task = bar.add_task("compiling", total=None)
         compiler.prepare(
+            files, jobs, lambda done, total: bar.update(task, completed=done, total=total)
+        )
+        offload_for(compiler).prepare(  # the files with OpenMP target regions (S11)
             files, jobs, lambda done, total: bar.update(task, completed=done, total=total)
         )

@@ -363,15 +363,23 @@ def _count_one(
 
 
 def _compile_matched(compiler, matches: Sequence[Match], bar: Progress) -> None:
-    """--compile: the CUDA files (and the .cu files including them) of matched kernels,
-    compiled before counting, `compiler.jobs` at a time."""
+    """--compile: the CUDA files (and the .cu files including them) of matched kernels, and
+    the files of matched OpenMP regions, compiled before counting, `compiler.jobs` at a time."""
+    from roofcast.analyzer.ompcompile import offload_for
+
     files: set[Path] = set()
+    regions: set[Path] = set()  # OpenMP: compiled for offload (S11)
     for match in matches:
         ir = match.kernel
         if ir is not None and ir.language == "cuda":
             files.update(compiler.candidates(Path(ir.file).resolve()))
-    task = bar.add_task("compiling", total=len(files), item="")
+        elif ir is not None:
+            regions.add(Path(ir.file).resolve())
+    task = bar.add_task("compiling", total=len(files) + len(regions), item="")
     compiler.prepare(files, compiler.jobs, lambda done, total: bar.update(task, completed=done))
+    offload_for(compiler).prepare(
+        regions, compiler.jobs, lambda done, _: bar.update(task, completed=len(files) + done)
+    )
     bar.update(task, visible=False)
 
 
