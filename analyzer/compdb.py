@@ -38,6 +38,7 @@ _BLANKS = re.compile(r"[ \t\r\n]+")
 #: what a compile command may be called to mean CUDA
 _CUDA_DRIVERS = frozenset({"nvcc", "nvc++"})
 _CUDA_FILE_SUFFIXES = frozenset({".cu", ".cuh"})
+_SM = re.compile(r"sm_\d+[a-z]?")
 #: flags kept for compiling the unit again with its own clang: optimisation level, floating
 #: point semantics, CUDA/GPU code generation, and warnings switched off (a build may need
 #: `-Wno-c++11-narrowing` to compile at all); nothing that names a file or loads code
@@ -73,6 +74,7 @@ class CompileUnit:
     compiler: str = ""  # the command's first word, its file name only (`clang++`, `nvcc`)
     #: flags that change a clang device compile's code, kept as written (`_CODEGEN`)
     codegen: tuple[str, ...] = ()
+    gpu_archs: tuple[str, ...] = ()  # clang's --cuda-gpu-arch / --offload-arch (`sm_60`)
 
     def describe(self) -> str:
         """One line: which entry, and the flags that change the analysis."""
@@ -211,6 +213,7 @@ def _parse_arguments(
     include_dirs: list[Path] = []
     forced: list[str] = []
     codegen: list[str] = []
+    archs: list[str] = []
     language = std = None
     offload = False
     driver = PurePath(args[0]).name if args else ""
@@ -239,6 +242,8 @@ def _parse_arguments(
             offload = True
         elif _CODEGEN.fullmatch(word):
             codegen.append(word)
+        elif word.startswith(("--cuda-gpu-arch=", "--offload-arch=")):
+            archs += [a for a in word.split("=", 1)[1].split(",") if _SM.fullmatch(a)]
     cuda = (
         language in ("cuda", "cu")
         or driver in _CUDA_DRIVERS
@@ -258,6 +263,7 @@ def _parse_arguments(
         openmp_offload=offload,
         compiler=driver,
         codegen=tuple(codegen),
+        gpu_archs=tuple(dict.fromkeys(archs)),
     )
 
 

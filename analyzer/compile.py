@@ -149,6 +149,22 @@ def nvcc_command(
     return [*args, "-o", str(output), str(source)]
 
 
+def _sm(arch: str) -> int:
+    found = re.match(r"sm_(\d+)", arch)
+    return int(found.group(1)) if found else 0
+
+
+def ptx_arch(unit: CompileUnit, arch: str) -> str | None:
+    """The architecture whose PTX the driver would JIT-compile for the GPU's `arch`, when
+    the build compiled for others: the newest of the build's not newer than the GPU.
+    None when the build compiles for `arch` itself, names none, or only newer ones (its
+    binary would not run there: the GPU's own is compiled)."""
+    if not unit.gpu_archs or arch in unit.gpu_archs:
+        return None
+    older = [a for a in unit.gpu_archs if 0 < _sm(a) <= _sm(arch)]
+    return max(older, key=_sm) if older else None
+
+
 def clang_command(
     toolchain: ClangCuda,
     arch: str,
@@ -158,16 +174,19 @@ def clang_command(
     defines: Mapping[str, str] | None = None,
     undefines: Iterable[str] = (),
     include_dirs: Sequence[Path] = (),
+    ptx_for: str | None = None,
 ) -> list[str]:
-    """The argument list compiling one unit's device side to a cubin with the build's own
-    clang command: its -std, code-generation flags (-O, floating point, -fcuda/-fgpu,
-    -Wno-), -I, -D, -U and -include as written, then the command line's. What changes:
-    the GPU's architecture replaces the build's (the driver JIT-compiles other
-    architectures' PTX to it), the CUDA tree is the one clang is given here, the device
-    side alone is compiled (a cubin, with `-gline-tables-only` for nvdisasm's line
-    table; full `-g` would make ptxas compile without optimisation)."""
-    args = [toolchain.clang, "-x", "cuda", "--cuda-device-only", "-c"]
-    args += clang_cuda_flags(toolchain, arch)
+    """The argument list compiling one unit's device side with the build's own clang
+    command: its -std, code-generation flags (-O, floating point, -fcuda/-fgpu, -Wno-),
+    -I, -D, -U and -include as written, then the command line's. What changes: the CUDA
+    tree is the one clang is given here; the device side alone is compiled, with
+    `-gline-tables-only` for nvdisasm's line table (full `-g` would make ptxas compile
+    without optimisation); the output is a cubin for the GPU's `arch`, or with
+    `ptx_for` the PTX for that older architecture (`ptxas_command` then builds the GPU's
+    cubin from it, as the driver's JIT does for such a binary)."""
+    args = [toolchain.clang, "-x", "cuda", "--cuda-device-only"]
+    args += ["-S"] if ptx_for else ["-c"]
+    args += clang_cuda_flags(toolchain, ptx_for or arch)
     args.append("-gline-tables-only")
     if unit.std:
         args.append(f"-std={unit.std}")
@@ -183,15 +202,23 @@ def clang_command(
     return [*args, "-o", str(output), str(source)]
 
 
+def ptxas_command(toolchain: ClangCuda, arch: str, ptx: Path, cubin: Path) -> list[str]:
+    """ptxas of the clang's CUDA tree building the GPU's cubin from PTX, with the line
+    table (`-lineinfo`) and the optimisation clang itself asks of ptxas."""
+    ptxas = str(toolchain.cuda.ptxas)
+    return [ptxas, "-m64", "-O3", "-lineinfo", f"--gpu-name={arch}", "-o", str(cubin), str(ptx)]
+
+
 @dataclass(frozen=True)
 class Plan:
-    """How one unit is compiled: the argument list, and the line reports give (which
-    compiler, and why that one)."""
+    """How one unit is compiled: the argument list (and a second one run after it, when
+    there is one), and the line reports give (which compiler, and why that one)."""
 
     command: list[str]
     how: str
-    #: what else decides the output beside the command: the CUDA tree's version for clang
+    #: what else decides the output beside the commands: the CUDA tree's version for clang
     identity: tuple[str, ...] = ()
+    then: list[str] = field(default_factory=list)
 
 
 @cache
@@ -386,20 +413,26 @@ class Compiler:
         if unit is not None and unit.cuda and is_clang(unit.compiler):
             toolchain = self.clang_for(unit.compiler)
             if isinstance(toolchain, ClangCuda):
+                older = ptx_arch(unit, self.arch)
+                ptx = output.with_suffix(".ptx")
                 command = clang_command(
                     toolchain,
                     self.arch,
                     source,
-                    output,
+                    ptx if older else output,
                     unit,
                     self.defines,
                     self.undefines,
                     self.include_dirs,
+                    older,
                 )
-                how = f"{toolchain.name} -x cuda --cuda-gpu-arch={self.arch} "
+                then = ptxas_command(toolchain, self.arch, ptx, output) if older else []
+                how = f"{toolchain.name} -x cuda --cuda-gpu-arch={older or self.arch} "
+                if older:
+                    how += f"then ptxas --gpu-name={self.arch} "
                 how += f"({toolchain.describe()}; the build's {unit.compiler})"
                 identity = (toolchain.cuda.version, tool_version(str(toolchain.cuda.ptxas)))
-                return Plan(command, how, identity)
+                return Plan(command, how, identity, then)
             nvcc_how += f" (not the build's {unit.compiler}: {toolchain})"
         command = nvcc_command(
             self.tools.nvcc,
@@ -479,7 +512,7 @@ class Compiler:
             cubin = Path(tmp) / "unit.cubin"
             plan = self.plan(source, cubin)
             command = plan.command
-            key = self._key(source, command, plan.identity)
+            key = self._key(source, [*command, *plan.then], plan.identity)
             counts_file = self.cache_root / key[:2] / f"{key}-{_reader_digest()[:16]}.json.gz"
             sass_file = self.cache_root / key[:2] / f"{key}.sass.gz"
             data = self._load(counts_file)
@@ -491,7 +524,7 @@ class Compiler:
             if stored is not None and isinstance(stored.get("sass"), str):
                 error, text = str(stored.get("error", "")), stored["sass"]
             else:
-                error, text = self._run(command, cubin)
+                error, text = self._run(command, cubin, plan.then)
                 if not error.startswith("timed out"):
                     self._store(sass_file, {"error": error, "sass": text})
         result = UnitSass(error=error, command=command, how=plan.how)
@@ -521,19 +554,22 @@ class Compiler:
         except OSError:
             pass  # a cache that cannot be written only costs time
 
-    def _run(self, command: list[str], cubin: Path) -> tuple[str, str]:
+    def _run(self, command: list[str], cubin: Path, then: list[str]) -> tuple[str, str]:
         """(error, '') or ('', the cubin's `nvdisasm -gi -c` text)."""
-        name = "nvcc" if command[0] == self.tools.nvcc else Path(command[0]).name
-        try:
-            built = subprocess.run(
-                command, capture_output=True, text=True, timeout=TOOL_TIMEOUT, check=False
-            )
-        except subprocess.TimeoutExpired:
-            return f"timed out: {name} took longer than {TOOL_TIMEOUT:g} s", ""
-        except OSError as exc:
-            return f"{name} could not run: {exc.strerror or exc}", ""
-        if built.returncode != 0 or not cubin.is_file():
-            return f"{name} failed: {_first_error(built.stderr or built.stdout)}", ""
+        for step in (command, then) if then else (command,):
+            name = "nvcc" if step[0] == self.tools.nvcc else Path(step[0]).name
+            try:
+                built = subprocess.run(
+                    step, capture_output=True, text=True, timeout=TOOL_TIMEOUT, check=False
+                )
+            except subprocess.TimeoutExpired:
+                return f"timed out: {name} took longer than {TOOL_TIMEOUT:g} s", ""
+            except OSError as exc:
+                return f"{name} could not run: {exc.strerror or exc}", ""
+            if built.returncode != 0:
+                return f"{name} failed: {_first_error(built.stderr or built.stdout)}", ""
+        if not cubin.is_file():
+            return f"{Path(command[0]).name} failed: no cubin written", ""
         assert self.tools.nvdisasm is not None
         try:
             shown = subprocess.run(

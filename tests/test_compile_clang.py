@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from roofcast.analyzer.compdb import load_database, parse_entry
-from roofcast.analyzer.compile import Compiler, clang_command, find_tools
+from roofcast.analyzer.compile import Compiler, clang_command, find_tools, ptx_arch
 from roofcast.analyzer.discover import discover_files
 from roofcast.analyzer.toolchain import (
     ClangCuda,
@@ -64,14 +64,16 @@ __global__ void axpy(int n, float a, const float* x, float* y) {
 """
 
 
-def _project(tmp_path: Path, driver: str = "/usr/bin/clang++", text: str = KERNELS) -> Path:
+def _project(
+    tmp_path: Path, driver: str = "/usr/bin/clang++", text: str = KERNELS, arch: str = "sm_86"
+) -> Path:
     """A folder with kernels.cu and a compile_commands.json building it as the ground
-    truth's build did (another machine's clang path, another architecture)."""
+    truth's build did (another machine's clang and CUDA paths)."""
     folder = tmp_path / "proj"
     folder.mkdir()
     (folder / "kernels.cu").write_text(text)
     command = (
-        f"{driver} -I{folder} -O3 -DNDEBUG -std=gnu++14 --cuda-gpu-arch=sm_52 "
+        f"{driver} -I{folder} -O3 -DNDEBUG -std=gnu++14 --cuda-gpu-arch={arch} "
         f"--cuda-path=/usr/local/cuda-12.6 -x cuda -c {folder}/kernels.cu -o kernels.o"
     )
     entry = {"directory": str(folder), "command": command, "file": str(folder / "kernels.cu")}
@@ -133,6 +135,7 @@ def test_clang_cubin_holds_popc_with_line_table(tmp_path: Path) -> None:
     folder = _project(tmp_path)
     unit = load_database(folder).unit_for(folder / "kernels.cu")
     assert unit is not None and unit.compiler == "clang++" and unit.codegen == ("-O3",)
+    assert unit.gpu_archs == ("sm_86",)
     cubin = tmp_path / "k.cubin"
     command = clang_command(CLANG, "sm_86", folder / "kernels.cu", cubin, unit)
     done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -187,6 +190,31 @@ def test_bad_cuda_tree_override_is_one_line_and_falls_back(
     assert found["axpy"].counted_from == "sass" and why.startswith("nvcc -arch=sm_86")
     assert f"ROOFCAST_CLANG_CUDA={tmp_path / 'no-cuda'}: not a CUDA 12 tree" in why
     assert "\n" not in why
+
+
+# Written for these tests: a warp reduction with the shuffle that has no `.sync`, which
+# clang compiles for sm_60 but not for sm_70 and later.
+SHUFFLE = """\
+__global__ void warp_sum(const float* in, float* out) {
+  float v = in[blockIdx.x * 32 + threadIdx.x];
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down(v, offset);
+  if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+"""
+
+
+@pytest.mark.rule("S0")
+@needs_clang
+def test_build_for_an_older_gpu_is_its_ptx_assembled_for_this_one(tmp_path: Path) -> None:
+    older = _count(_project(tmp_path, text=SHUFFLE, arch="sm_60"), tmp_path / "cache")
+    fv = older["warp_sum"]
+    assert fv.counted_from == "sass", fv.counted_why
+    assert "--cuda-gpu-arch=sm_60 then ptxas --gpu-name=sm_86" in fv.counted_why
+    assert fv.flops_sp == 5  # five FADDs: the 5-trip loop unrolled
+    (tmp_path / "own").mkdir()
+    own = _count(_project(tmp_path / "own", text=SHUFFLE), tmp_path / "cache")
+    assert own["warp_sum"].counted_from == "source"  # sm_86 has no shuffle without .sync
+    assert "Cannot select" in own["warp_sum"].counted_why
 
 
 @pytest.mark.rule("S0")
@@ -302,3 +330,18 @@ def test_clang_command_is_an_argument_list_of_the_builds_flags() -> None:
     assert args[args.index("-include") : args.index("-include") + 2] == ["-include", "utils.h"]
     assert not any("plugin" in a or a == "-load" for a in args)
     assert args[-3:] == ["-o", "/t/o.cubin", "/p/a b.cu"]
+
+
+def test_the_ptx_the_driver_would_take_for_the_gpu() -> None:
+    def unit(*archs: str):
+        return parse_entry(
+            {"directory": "/b", "file": "/p/k.cu", "arguments": ["clang++", *archs, "/p/k.cu"]},
+            0,
+        )
+
+    assert ptx_arch(unit("--cuda-gpu-arch=sm_86"), "sm_86") is None  # its own cubin
+    assert ptx_arch(unit(), "sm_86") is None  # no architecture named: the GPU's
+    both = unit("--cuda-gpu-arch=sm_52", "--cuda-gpu-arch=sm_70")
+    assert both.gpu_archs == ("sm_52", "sm_70") and ptx_arch(both, "sm_86") == "sm_70"
+    assert ptx_arch(unit("--offload-arch=sm_60,sm_90"), "sm_86") == "sm_60"
+    assert ptx_arch(unit("--cuda-gpu-arch=sm_90"), "sm_86") is None  # would not run there
