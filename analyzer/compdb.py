@@ -38,6 +38,17 @@ _BLANKS = re.compile(r"[ \t\r\n]+")
 #: what a compile command may be called to mean CUDA
 _CUDA_DRIVERS = frozenset({"nvcc", "nvc++"})
 _CUDA_FILE_SUFFIXES = frozenset({".cu", ".cuh"})
+_SM = re.compile(r"sm_\d+[a-z]?")
+#: flags kept for compiling the unit again with its own clang: optimisation level, floating
+#: point semantics, CUDA/GPU code generation, and warnings switched off (a build may need
+#: `-Wno-c++11-narrowing` to compile at all); nothing that names a file or loads code
+_CODEGEN = re.compile(
+    r"-O[0-3sgz]?|-Ofast|-w|-Wno-[\w+=-]+"
+    r"|-f(?:no-)?(?:fast-math|finite-math-only|unsafe-math-optimizations|associative-math"
+    r"|reciprocal-math|signed-zeros|math-errno|trapping-math|approx-func|honor-nans"
+    r"|honor-infinities|cuda-[\w-]+|gpu-[\w-]+|strict-aliasing|unroll-loops)"
+    r"|-ffp-contract=\w+|-ffp-model=\w+|-fdenormal-fp-math(?:-f32)?=[\w,-]+"
+)
 
 
 class CompileDatabaseError(ValueError):
@@ -60,6 +71,10 @@ class CompileUnit:
     forced_includes: tuple[str, ...] = ()  # -include FILE (recorded, not read)
     cuda: bool = False
     openmp_offload: bool = False
+    compiler: str = ""  # the command's first word, its file name only (`clang++`, `nvcc`)
+    #: flags that change a clang device compile's code, kept as written (`_CODEGEN`)
+    codegen: tuple[str, ...] = ()
+    gpu_archs: tuple[str, ...] = ()  # clang's --cuda-gpu-arch / --offload-arch (`sm_60`)
 
     def describe(self) -> str:
         """One line: which entry, and the flags that change the analysis."""
@@ -197,6 +212,8 @@ def _parse_arguments(
     undefines: set[str] = set()
     include_dirs: list[Path] = []
     forced: list[str] = []
+    codegen: list[str] = []
+    archs: list[str] = []
     language = std = None
     offload = False
     driver = PurePath(args[0]).name if args else ""
@@ -223,6 +240,10 @@ def _parse_arguments(
             std = word.split("=", 1)[1]
         elif word.startswith("-fopenmp-targets="):
             offload = True
+        elif _CODEGEN.fullmatch(word):
+            codegen.append(word)
+        elif word.startswith(("--cuda-gpu-arch=", "--offload-arch=")):
+            archs += [a for a in word.split("=", 1)[1].split(",") if _SM.fullmatch(a)]
     cuda = (
         language in ("cuda", "cu")
         or driver in _CUDA_DRIVERS
@@ -240,6 +261,9 @@ def _parse_arguments(
         forced_includes=tuple(forced),
         cuda=cuda,
         openmp_offload=offload,
+        compiler=driver,
+        codegen=tuple(codegen),
+        gpu_archs=tuple(dict.fromkeys(archs)),
     )
 
 

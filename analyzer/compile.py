@@ -1,8 +1,13 @@
 """Compile mode: compile CUDA translation units for the GPU's architecture, disassemble them,
 and keep each kernel's classed SASS (analyzer.sass), cached on disk.
 
-Commands are data: nvcc runs with an argument list, never through a shell, and -D values
-are passed as single arguments. Any failure (tool missing, unit not compiling, kernel absent
+A unit the compile database builds with clang (`clang++ -x cuda`, or a .cu given to clang)
+is compiled with clang again (analyzer.toolchain finds one and a CUDA tree for it): clang's
+device code differs from nvcc's, and the build's is what ran. Every other unit, and a clang
+unit where no clang toolchain is found (said per kernel), is compiled with nvcc.
+
+Commands are data: compilers run with an argument list, never through a shell, and -D
+values are passed as single arguments. Any failure (tool missing, unit not compiling, kernel absent
 from the cubin) is a one-line reason, and the kernel is counted from source instead.
 """
 
@@ -25,8 +30,15 @@ from pathlib import Path
 
 from roofcast.analyzer.compdb import CompileDatabase, CompileUnit
 from roofcast.analyzer.sass import KernelSass, LineCounts, classify_kernel, parse_disassembly
+from roofcast.analyzer.toolchain import (
+    ClangCuda,
+    ToolchainError,
+    clang_cuda,
+    clang_cuda_flags,
+    is_clang,
+)
 
-#: seconds one nvcc or nvdisasm run may take
+#: seconds one compiler or nvdisasm run may take
 TOOL_TIMEOUT = 300.0
 #: bumped when what the cache holds changes meaning
 CACHE_FORMAT = 4
@@ -137,6 +149,78 @@ def nvcc_command(
     return [*args, "-o", str(output), str(source)]
 
 
+def _sm(arch: str) -> int:
+    found = re.match(r"sm_(\d+)", arch)
+    return int(found.group(1)) if found else 0
+
+
+def ptx_arch(unit: CompileUnit, arch: str) -> str | None:
+    """The architecture whose PTX the driver would JIT-compile for the GPU's `arch`, when
+    the build compiled for others: the newest of the build's not newer than the GPU.
+    None when the build compiles for `arch` itself, names none, or only newer ones (its
+    binary would not run there: the GPU's own is compiled)."""
+    if not unit.gpu_archs or arch in unit.gpu_archs:
+        return None
+    older = [a for a in unit.gpu_archs if 0 < _sm(a) <= _sm(arch)]
+    return max(older, key=_sm) if older else None
+
+
+def clang_command(
+    toolchain: ClangCuda,
+    arch: str,
+    source: Path,
+    output: Path,
+    unit: CompileUnit,
+    defines: Mapping[str, str] | None = None,
+    undefines: Iterable[str] = (),
+    include_dirs: Sequence[Path] = (),
+    ptx_for: str | None = None,
+) -> list[str]:
+    """The argument list compiling one unit's device side with the build's own clang
+    command: its -std, code-generation flags (-O, floating point, -fcuda/-fgpu, -Wno-),
+    -I, -D, -U and -include as written, then the command line's. What changes: the CUDA
+    tree is the one clang is given here; the device side alone is compiled, with
+    `-gline-tables-only` for nvdisasm's line table (full `-g` would make ptxas compile
+    without optimisation); the output is a cubin for the GPU's `arch`, or with
+    `ptx_for` the PTX for that older architecture (`ptxas_command` then builds the GPU's
+    cubin from it, as the driver's JIT does for such a binary)."""
+    args = [toolchain.clang, "-x", "cuda", "--cuda-device-only"]
+    args += ["-S"] if ptx_for else ["-c"]
+    args += clang_cuda_flags(toolchain, ptx_for or arch)
+    args.append("-gline-tables-only")
+    if unit.std:
+        args.append(f"-std={unit.std}")
+    args += unit.codegen
+    args += [f"-I{d}" for d in unit.include_dirs]
+    args += [f"-D{n}={v}" for n, v in unit.defines if n not in (defines or {})]
+    args += [f"-U{n}" for n in sorted(unit.undefines)]
+    for forced in unit.forced_includes:
+        args += ["-include", forced]
+    args += [f"-I{d}" for d in include_dirs]
+    args += [f"-D{n}={v}" for n, v in (defines or {}).items()]
+    args += [f"-U{n}" for n in sorted(undefines)]
+    return [*args, "-o", str(output), str(source)]
+
+
+def ptxas_command(toolchain: ClangCuda, arch: str, ptx: Path, cubin: Path) -> list[str]:
+    """ptxas of the clang's CUDA tree building the GPU's cubin from PTX, with the line
+    table (`-lineinfo`) and the optimisation clang itself asks of ptxas."""
+    ptxas = str(toolchain.cuda.ptxas)
+    return [ptxas, "-m64", "-O3", "-lineinfo", f"--gpu-name={arch}", "-o", str(cubin), str(ptx)]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one unit is compiled: the argument list (and a second one run after it, when
+    there is one), and the line reports give (which compiler, and why that one)."""
+
+    command: list[str]
+    how: str
+    #: what else decides the output beside the commands: the CUDA tree's version for clang
+    identity: tuple[str, ...] = ()
+    then: list[str] = field(default_factory=list)
+
+
 @cache
 def _reader_digest() -> str:
     """A hash of the SASS reader's source: the cache holds its output, not the SASS."""
@@ -181,6 +265,7 @@ class UnitSass:
     error: str = ""
     cached: bool = False
     command: list[str] = field(default_factory=list)
+    how: str = ""  # which compiler, and why that one (Plan.how)
 
 
 def _to_json(unit: UnitSass) -> dict:
@@ -293,6 +378,7 @@ class Compiler:
         self.use_cache = use_cache
         self.units: dict[Path, UnitSass] = {}
         self._candidates: dict[Path, list[Path]] = {}
+        self._clangs: dict[str, ClangCuda | str] = {}
         self._lock = threading.Lock()
 
     def unavailable(self) -> str:
@@ -302,9 +388,53 @@ class Compiler:
         return self.tools.missing()
 
     def command(self, source: Path, output: Path) -> list[str]:
+        return self.plan(source, output).command
+
+    def clang_for(self, compiler: str) -> ClangCuda | str:
+        """The clang toolchain for a build's compiler name, or why there is none (looked
+        up once per name)."""
+        with self._lock:
+            known = self._clangs.get(compiler)
+        if known is None:
+            try:
+                known = clang_cuda(compiler)
+            except ToolchainError as exc:
+                known = str(exc)
+            with self._lock:
+                self._clangs[compiler] = known
+        return known
+
+    def plan(self, source: Path, output: Path) -> Plan:
+        """The unit's own clang command where the database builds it with clang and a
+        clang toolchain is found; else the nvcc command (saying why, for a clang unit)."""
         unit = self.database.unit_for(source) if self.database is not None else None
         assert self.tools.nvcc is not None and self.arch is not None
-        return nvcc_command(
+        nvcc_how = f"nvcc -arch={self.arch}"
+        if unit is not None and unit.cuda and is_clang(unit.compiler):
+            toolchain = self.clang_for(unit.compiler)
+            if isinstance(toolchain, ClangCuda):
+                older = ptx_arch(unit, self.arch)
+                ptx = output.with_suffix(".ptx")
+                command = clang_command(
+                    toolchain,
+                    self.arch,
+                    source,
+                    ptx if older else output,
+                    unit,
+                    self.defines,
+                    self.undefines,
+                    self.include_dirs,
+                    older,
+                )
+                then = ptxas_command(toolchain, self.arch, ptx, output) if older else []
+                how = f"{toolchain.name} -x cuda --cuda-gpu-arch={older or self.arch} "
+                if older:
+                    how += f"then ptxas --gpu-name={self.arch} "
+                how += f"({toolchain.describe()}; the build's {unit.compiler})"
+                identity = (toolchain.cuda.version, tool_version(str(toolchain.cuda.ptxas)))
+                return Plan(command, how, identity, then)
+            nvcc_how += f" (not the build's {unit.compiler}: {toolchain})"
+        command = nvcc_command(
             self.tools.nvcc,
             self.arch,
             source,
@@ -314,6 +444,33 @@ class Compiler:
             self.undefines,
             self.include_dirs,
         )
+        return Plan(command, nvcc_how)
+
+    def how(self, file: str | Path, name: str) -> str:
+        """Which compiler built the SASS `kernel` finds for this kernel, and why that one:
+        what reports give as `counted_why`."""
+        for candidate in self.candidates(Path(file).resolve()):
+            unit = self.unit(candidate)
+            if not unit.error and any(_names(m, name) for m in unit.kernels):
+                return unit.how
+        return f"nvcc -arch={self.arch}"
+
+    def summary(self) -> str:
+        """One line for --verbose: the default command, and what a database changes."""
+        shown = self.command(Path("<dir>/FILE.cu"), Path("OUT.cubin"))
+        if self.database is None:
+            return " ".join(shown)
+        clangs = sorted(
+            {u.compiler for u in self.database.units.values() if u.cuda and is_clang(u.compiler)}
+        )
+        more = " (plus each file's -D/-U/-I/-std from --compile-commands)"
+        for name in clangs:
+            found = self.clang_for(name)
+            if isinstance(found, ClangCuda):
+                more += f"; units built with {name}: {found.clang} ({found.describe()})"
+            else:
+                more += f"; units built with {name}: nvcc ({found})"
+        return " ".join(shown) + more
 
     def unit(self, source: Path) -> UnitSass:
         """The unit compiled from `source` (resolved), from memory, disk cache or nvcc."""
@@ -328,7 +485,7 @@ class Compiler:
             self.units[source] = result
         return result
 
-    def _key(self, source: Path, command: list[str]) -> str:
+    def _key(self, source: Path, command: list[str], identity: Sequence[str] = ()) -> str:
         digest = hashlib.sha256()
         unit = self.database.unit_for(source) if self.database is not None else None
         search = [*(unit.include_dirs if unit else ()), *self.include_dirs]
@@ -341,8 +498,10 @@ class Compiler:
         # the output path is a fresh temporary: not part of what decides the result
         stable = [a for a in command if not a.startswith(tempfile.gettempdir())]
         digest.update(json.dumps(stable).encode())
-        for program in (self.tools.nvcc, self.tools.nvdisasm):
+        for program in (command[0], self.tools.nvdisasm):
             digest.update(tool_version(program or "").encode())
+        for part in identity:
+            digest.update(b"\0" + part.encode())
         return digest.hexdigest()
 
     def _compile(self, source: Path) -> UnitSass:
@@ -351,23 +510,24 @@ class Compiler:
         reader; a changed reader re-reads the SASS without compiling again."""
         with tempfile.TemporaryDirectory(prefix="roofcast-cubin-") as tmp:
             cubin = Path(tmp) / "unit.cubin"
-            command = self.command(source, cubin)
-            key = self._key(source, command)
+            plan = self.plan(source, cubin)
+            command = plan.command
+            key = self._key(source, [*command, *plan.then], plan.identity)
             counts_file = self.cache_root / key[:2] / f"{key}-{_reader_digest()[:16]}.json.gz"
             sass_file = self.cache_root / key[:2] / f"{key}.sass.gz"
             data = self._load(counts_file)
             loaded = _from_json(data) if data is not None else None
             if loaded is not None:
-                loaded.command = command
+                loaded.command, loaded.how = command, plan.how
                 return loaded
             stored = self._load(sass_file)
             if stored is not None and isinstance(stored.get("sass"), str):
                 error, text = str(stored.get("error", "")), stored["sass"]
             else:
-                error, text = self._run(command, cubin)
+                error, text = self._run(command, cubin, plan.then)
                 if not error.startswith("timed out"):
                     self._store(sass_file, {"error": error, "sass": text})
-        result = UnitSass(error=error, command=command)
+        result = UnitSass(error=error, command=command, how=plan.how)
         if not error:
             functions = parse_disassembly(text)
             result.kernels = {name: classify_kernel(f) for name, f in functions.items()}
@@ -394,18 +554,22 @@ class Compiler:
         except OSError:
             pass  # a cache that cannot be written only costs time
 
-    def _run(self, command: list[str], cubin: Path) -> tuple[str, str]:
+    def _run(self, command: list[str], cubin: Path, then: list[str]) -> tuple[str, str]:
         """(error, '') or ('', the cubin's `nvdisasm -gi -c` text)."""
-        try:
-            built = subprocess.run(
-                command, capture_output=True, text=True, timeout=TOOL_TIMEOUT, check=False
-            )
-        except subprocess.TimeoutExpired:
-            return f"timed out: nvcc took longer than {TOOL_TIMEOUT:g} s", ""
-        except OSError as exc:
-            return f"nvcc could not run: {exc.strerror or exc}", ""
-        if built.returncode != 0 or not cubin.is_file():
-            return f"nvcc failed: {_first_error(built.stderr or built.stdout)}", ""
+        for step in (command, then) if then else (command,):
+            name = "nvcc" if step[0] == self.tools.nvcc else Path(step[0]).name
+            try:
+                built = subprocess.run(
+                    step, capture_output=True, text=True, timeout=TOOL_TIMEOUT, check=False
+                )
+            except subprocess.TimeoutExpired:
+                return f"timed out: {name} took longer than {TOOL_TIMEOUT:g} s", ""
+            except OSError as exc:
+                return f"{name} could not run: {exc.strerror or exc}", ""
+            if built.returncode != 0:
+                return f"{name} failed: {_first_error(built.stderr or built.stdout)}", ""
+        if not cubin.is_file():
+            return f"{Path(command[0]).name} failed: no cubin written", ""
         assert self.tools.nvdisasm is not None
         try:
             shown = subprocess.run(

@@ -208,4 +208,4 @@ def recount(
         if os.path.realpath(file) == own
     }
     features.counted_from = "sass"
-    features.counted_why = f"nvcc -arch={compiler.arch}"
+    features.counted_why = compiler.how(ir.file, ir.name)

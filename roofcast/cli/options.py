@@ -268,9 +268,7 @@ def compiler_or_none(
     if why:
         print(f"roofcast: warning: --compile: {why}; counting from source", file=sys.stderr)
     elif verbose:
-        shown = compiler.command(Path("<dir>/FILE.cu"), Path("OUT.cubin"))
-        more = " (plus each file's -D/-U/-I/-std from --compile-commands)" if database else ""
-        print(f"roofcast: note: --compile: {' '.join(shown)}{more}", file=sys.stderr)
+        print(f"roofcast: note: --compile: {compiler.summary()}", file=sys.stderr)
     return compiler
 
 
