@@ -37,6 +37,7 @@ from roofcast.analyzer.compile import (
     tool_version,
 )
 from roofcast.analyzer.sass import KernelSass, classify_kernel, parse_disassembly
+from roofcast.analyzer.toolchain import ToolchainError, find_clang
 
 #: seconds one clang or nvdisasm run may take
 TOOL_TIMEOUT = 300.0
@@ -47,9 +48,7 @@ SOURCE_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".C"})
 #: `__omp_offloading_<device id>_<file id>_<enclosing function>_l<pragma line>`
 _ENTRY = re.compile(r"^__omp_offloading_[0-9a-f]+_[0-9a-f]+_(.+)_l(\d+)$")
 _TARGET = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+omp\b[^\n]*\btarget\b", re.MULTILINE)
-_VERSIONED = re.compile(r"^clang\+\+-(\d+)$")
 _LIBDEVICE = Path("nvvm", "libdevice", "libdevice.10.bc")
-_OFF = frozenset({"none", "off", "no", "0", "false"})
 
 
 @dataclass(frozen=True)
@@ -84,34 +83,6 @@ class OffloadTools:
         return ""
 
 
-def find_clang() -> str | None:
-    """`ROOFCAST_CLANG` (a program name or path; `none` for never), else the newest
-    `clang++-NN` on PATH, else `clang++`."""
-    override = os.environ.get("ROOFCAST_CLANG", "").strip()
-    if override:
-        if override.lower() in _OFF:
-            return None
-        found = shutil.which(override)
-        return os.path.abspath(found) if found else None
-    best: tuple[int, str] | None = None
-    for folder in os.environ.get("PATH", "").split(os.pathsep):
-        try:
-            names = os.listdir(folder or ".")
-        except OSError:
-            continue
-        for name in names:
-            match = _VERSIONED.match(name)
-            major = int(match.group(1)) if match else -1
-            path = os.path.join(folder or ".", name)
-            newer = major >= 0 and (best is None or major > best[0])
-            if newer and os.access(path, os.X_OK) and os.path.isfile(path):
-                best = (major, os.path.abspath(path))
-    if best is not None:
-        return best[1]
-    found = shutil.which("clang++")
-    return os.path.abspath(found) if found else None
-
-
 def _cuda_tree() -> Path | None:
     """CUDA_HOME / CUDA_PATH, else /usr/local/cuda, else the tree of the ptxas on PATH: the
     first holding bin/ptxas and nvvm/libdevice (clang's OpenMP offload needs those two,
@@ -130,7 +101,10 @@ def _cuda_tree() -> Path | None:
 def find_offload_tools() -> OffloadTools:
     """clang (find_clang), the runtime bitcode beside its install (`<prefix>/lib`), a CUDA
     tree, and compile mode's nvdisasm."""
-    clang = find_clang()
+    try:
+        clang: str | None = find_clang()
+    except ToolchainError:
+        clang = None
     runtime_dir = Path(os.path.realpath(clang)).parent.parent / "lib" if clang else None
     return OffloadTools(clang, runtime_dir, _cuda_tree(), find_tools().nvdisasm)
 
