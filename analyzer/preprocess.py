@@ -19,7 +19,10 @@ from functools import lru_cache
 
 from roofcast.analyzer.ppexpr import Condition, evaluate_condition, is_reserved
 
-MAX_GROWTH = 8  # stop expanding once the text is this many times its original size
+MAX_GROWTH = 8  # stop expanding once the text is this many times its original size,
+#: or this many characters larger, whichever is more: a cap on macros that grow
+#: exponentially, not on accessor macros used on every line (each use may grow 20-fold)
+MIN_EXPANSION_BUDGET = 1 << 21
 MAX_DEPTH = 12
 #: up to this many macros, the names a text uses are found by substring tests, not by
 #: listing its every identifier
@@ -508,7 +511,10 @@ def preprocess(
     if not macros:
         return text
     expander = _Expander(
-        macros, len(text) * (MAX_GROWTH - 1), deferred.intersection(macros), pinned
+        macros,
+        max(len(text) * (MAX_GROWTH - 1), MIN_EXPANSION_BUDGET),
+        deferred.intersection(macros),
+        pinned,
     )
     # Code between directive lines is expanded a chunk at a time; a directive (with its
     # continuation lines) stays as written, but a #pragma's macros are expanded too.

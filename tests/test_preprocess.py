@@ -443,6 +443,37 @@ def test_accessor_macros_expose_memory_traffic():
     assert fv.flops_sp == 3
 
 
+def test_many_accessor_uses_expand_in_every_kernel_of_a_file(tmp_path):
+    """Accessor macros two levels deep (`ROP(q)` -> `RK(q) - RR (q)` -> `p[(q)*N + t]`) grow
+    each use about 20-fold; a file of such kernels is expanded whole (the growth cap stops
+    exponential macros, not linear use): the second kernel's loads are counted too."""
+    header = textwrap.dedent(
+        """\
+        #define N_GP (blockDim.x * gridDim.x)
+        #define thread_num (threadIdx.x + (blockIdx.x * blockDim.x))
+        #define idx2(p,z) (p[(((z)-1)*(N_GP)) + thread_num])
+        #define RK(q) idx2(RK, q)
+        #define RR(q) idx2(RR, q)
+        #define OUT(q) idx2(OUT, q)
+        #define ROP(a) (RK(a) - RR (a))
+        """
+    )
+    terms = " + ".join(f"ROP({q})" for q in range(1, 41))
+    kernels = "".join(
+        f"__global__ void k{j}(const float* RK, const float* RR, float* OUT) {{\n"
+        f"  OUT({j}) = {terms};\n}}\n"
+        for j in range(1, 4)
+    )
+    path = tmp_path / "many.cu"
+    path.write_text(header + kernels)
+    found = discover([path])
+    assert [k.name for k in found.kernels] == ["k1", "k2", "k3"]
+    for ir in found.kernels:
+        fv = count_features(ir)
+        # 40 distinct RK and 40 distinct RR elements read, one OUT element written
+        assert (fv.load_bytes, fv.store_bytes) == (80 * 4, 4), ir.name
+
+
 # --------------------------------------------------------------------------- #if evaluation
 
 
