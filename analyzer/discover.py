@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from roofcast.analyzer import cuda, openmp
 from roofcast.analyzer.callsites import CallSites
@@ -61,6 +61,8 @@ class _Indexer:
         self.included_names: dict[Path, frozenset[str]] = {}  # defined by its local headers
         self.text_cache: dict[Path, str | None] = {}
         self.indices: dict[Path, FileIndex | None] = {}
+        #: (header, includer) -> the header pasted into a body of the includer (`pasted`)
+        self.pasted_indices: dict[tuple[Path, Path], FileIndex | None] = {}
         self.by_name: dict[str, list[Path]] = {}  # the listing's files: include fallback
         self.problems: list[FileProblem] = []
         self.roots: list[Path] = []
@@ -70,15 +72,38 @@ class _Indexer:
         if key in self.indices:
             return self.indices[key]
         self.indices[key] = None
+        index = self._build(path, key)
+        self.indices[key] = index
+        return index
+
+    def pasted(self, path: Path, includer: Path) -> FileIndex | None:
+        """A header pasted into a function or loop body (`{ #include "step.h" }`), indexed
+        with the macros its includer has at that point (its own and its headers'), as cpp
+        expands it there: `RF(1) = ...` in the header is an access when the includer's
+        `#define RF(q) rf[...]` is visible."""
+        key = resolved(path)
+        pasted_key = (key, resolved(includer))
+        if pasted_key in self.pasted_indices:
+            return self.pasted_indices[pasted_key]
+        self.pasted_indices[pasted_key] = None
+        includer_text = self.text_cache.get(resolved(includer))
+        outer = self.macros_for(resolved(includer), includer_text) if includer_text else {}
+        index = self._build(path, key, outer)
+        self.pasted_indices[pasted_key] = index
+        return index
+
+    def _build(
+        self, path: Path, key: Path, outer: Mapping[str, Macro] | None = None
+    ) -> FileIndex | None:
         try:
             source = read_source(path)
         except SourceError as exc:
             self.problems.append(FileProblem(str(path), str(exc)))
             return None
-        if source.warning:
+        if source.warning and not outer:
             self.problems.append(FileProblem(str(path), source.warning, fatal=False))
         self.text_cache[key] = source.text
-        macros = self.macros_for(key, source.text)
+        macros = {**(outer or {}), **self.macros_for(key, source.text)}
         # --define overrides a macro the file defines; other names are bound at counting time.
         pinned = frozenset(
             name for name in self.defines if name in macros and macros[name].params is None
@@ -116,7 +141,6 @@ class _Indexer:
         index.display_lines = stripped.split("\n")
         for fn in index.functions:
             fn.lines = index.display_lines
-        self.indices[key] = index
         return index
 
     def macros_for(self, path: Path, text: str, depth: int = 0) -> dict[str, Macro]:
@@ -158,7 +182,10 @@ class _Indexer:
                 if target is None or target in seen:
                     continue
                 seen.add(target)
-                child = self.index(target)
+                if PurePath(include).name in current.function_includes:
+                    child = self.pasted(target, current.path)
+                else:
+                    child = self.index(target)
                 if child is not None:
                     out.append(child)
                     frontier.append((child, depth + 1))

@@ -711,6 +711,27 @@ def test_openmp_region_pasted_into_a_file_without_markers(tmp_path):
         """)
 
 
+@pytest.mark.rule("U7")
+def test_a_header_pasted_into_a_loop_sees_the_includers_macros(tmp_path):
+    """`step.h` has no macros of its own; pasted into the region's loop it is expanded with
+    the accessors of `defs.h`, which the includer included: two loads and one store."""
+    (tmp_path / "defs.h").write_text(
+        "#define IN(q) in[(q) * n + i]\n#define OUT(q) out[(q) * n + i]\n"
+    )
+    (tmp_path / "step.h").write_text("OUT(1) = IN(1) * IN(2);\n")
+    source = """\
+        #include "defs.h"
+        void run(const float* in, float* out, int n) {
+          #pragma omp target teams distribute parallel for
+          for (int i = 0; i < n; i++) {
+        #include "step.h"
+          }
+        }
+        """
+    fv = one(tmp_path, source, suffix=".cpp").features
+    assert (fv.load_bytes, fv.store_bytes, fv.flops_sp) == (8, 4, 1)
+
+
 @pytest.mark.parametrize("kind, ops", [("add", ("<", "<=", "!=", ">", ">=")),
                                        ("mul", ("<", "<=", "!=")), ("div", (">", ">=", "!="))])
 def test_integer_trip_counts_equal_the_closed_forms(kind, ops):
