@@ -13,7 +13,6 @@ from the cubin) is a one-line reason, and the kernel is counted from source inst
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
@@ -37,9 +36,14 @@ from roofcast.analyzer.toolchain import (
     clang_cuda_flags,
     is_clang,
 )
+from roofcast.analyzer.toolrun import (
+    disassemble,
+    load_cached,
+    run_step,
+    store_cached,
+)
 
 #: seconds one compiler or nvdisasm run may take
-TOOL_TIMEOUT = 300.0
 #: bumped when what the cache holds changes meaning
 CACHE_FORMAT = 4
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
@@ -321,14 +325,6 @@ def _from_json(data: dict) -> UnitSass | None:
     return UnitSass(kernels, str(data.get("error", "")), cached=True)
 
 
-def _first_error(text: str) -> str:
-    """The compiler's first error line, shortened (the one-line fallback reason)."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    chosen = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "")
-    chosen = re.sub(r"^\S*/", "", chosen)  # the path before the file name
-    return chosen[:160]
-
-
 def demangled_base(mangled: str) -> str:
     """A kernel's plain name from its Itanium-mangled symbol: `_Z6kernelPf` -> `kernel`,
     `_ZN2ns6kernelEv` -> `kernel`, `kernel` (extern "C") -> itself."""
@@ -535,57 +531,23 @@ class Compiler:
         return result
 
     def _load(self, path: Path) -> dict | None:
-        if not self.use_cache or not path.is_file():
-            return None
-        try:
-            data = json.loads(gzip.decompress(path.read_bytes()))
-        except (OSError, ValueError, EOFError):
-            return None
-        return data if isinstance(data, dict) else None
+        return load_cached(path) if self.use_cache else None
 
     def _store(self, path: Path, data: dict) -> None:
-        if not self.use_cache:
-            return
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            part = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            part.write_bytes(gzip.compress(json.dumps(data).encode()))
-            part.replace(path)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+        if self.use_cache:
+            store_cached(path, data)
 
     def _run(self, command: list[str], cubin: Path, then: list[str]) -> tuple[str, str]:
         """(error, '') or ('', the cubin's `nvdisasm -gi -c` text)."""
         for step in (command, then) if then else (command,):
             name = "nvcc" if step[0] == self.tools.nvcc else Path(step[0]).name
-            try:
-                built = subprocess.run(
-                    step, capture_output=True, text=True, timeout=TOOL_TIMEOUT, check=False
-                )
-            except subprocess.TimeoutExpired:
-                return f"timed out: {name} took longer than {TOOL_TIMEOUT:g} s", ""
-            except OSError as exc:
-                return f"{name} could not run: {exc.strerror or exc}", ""
-            if built.returncode != 0:
-                return f"{name} failed: {_first_error(built.stderr or built.stdout)}", ""
+            error = run_step(step, name)
+            if error:
+                return error, ""
         if not cubin.is_file():
             return f"{Path(command[0]).name} failed: no cubin written", ""
         assert self.tools.nvdisasm is not None
-        try:
-            shown = subprocess.run(
-                [self.tools.nvdisasm, "-gi", "-c", str(cubin)],
-                capture_output=True,
-                text=True,
-                timeout=TOOL_TIMEOUT,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return f"timed out: nvdisasm took longer than {TOOL_TIMEOUT:g} s", ""
-        except OSError as exc:
-            return f"nvdisasm could not run: {exc.strerror or exc}", ""
-        if shown.returncode != 0:
-            return f"nvdisasm failed: {_first_error(shown.stderr)}", ""
-        return "", shown.stdout
+        return disassemble(self.tools.nvdisasm, cubin)
 
     def prepare(
         self,

@@ -11,13 +11,11 @@ reason and the region is counted from source (docs/counting.md, rules S11-S13).
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import threading
 import weakref
@@ -38,9 +36,14 @@ from roofcast.analyzer.compile import (
 )
 from roofcast.analyzer.sass import KernelSass, classify_kernel, parse_disassembly
 from roofcast.analyzer.toolchain import ToolchainError, find_clang
+from roofcast.analyzer.toolrun import (
+    disassemble,
+    load_cached,
+    run_step,
+    store_cached,
+)
 
 #: seconds one clang or nvdisasm run may take
-TOOL_TIMEOUT = 300.0
 #: bumped when what the cache holds changes meaning
 CACHE_FORMAT = 1
 #: C and C++ sources an OpenMP region is compiled in (a header is compiled in an includer)
@@ -181,13 +184,6 @@ class OffloadUnit:
     command: list[str] = field(default_factory=list)
 
 
-def _first_error(text: str) -> str:
-    """The compiler's first error line, shortened (the one-line fallback reason)."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    chosen = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "")
-    return re.sub(r"^\S*/", "", chosen)[:160]
-
-
 def _file_digest(path: Path) -> str:
     """A file's SHA-256, computed once per version of it (its size and modification time)."""
     try:
@@ -308,56 +304,25 @@ class OffloadCompiler:
         return result
 
     def _load(self, path: Path) -> tuple[str, str] | None:
-        if not self.use_cache or not path.is_file():
-            return None
-        try:
-            data = json.loads(gzip.decompress(path.read_bytes()))
-        except (OSError, ValueError, EOFError):
-            return None
-        if not isinstance(data, dict) or not isinstance(data.get("sass"), str):
+        data = load_cached(path) if self.use_cache else None
+        if data is None or not isinstance(data.get("sass"), str):
             return None
         return str(data.get("error", "")), data["sass"]
 
     def _store(self, path: Path, error: str, text: str) -> None:
-        if not self.use_cache:
-            return
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            part = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            part.write_bytes(gzip.compress(json.dumps({"error": error, "sass": text}).encode()))
-            part.replace(path)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+        if self.use_cache:
+            store_cached(path, {"error": error, "sass": text})
 
     def _run(self, command: list[str], cubin: Path) -> tuple[str, str]:
         """(error, '') or ('', the cubin's `nvdisasm -gi -c` text)."""
         name = Path(command[0]).name
-        try:
-            built = subprocess.run(
-                command, capture_output=True, text=True, timeout=TOOL_TIMEOUT, check=False
-            )
-        except subprocess.TimeoutExpired:
-            return f"timed out: {name} took longer than {TOOL_TIMEOUT:g} s", ""
-        except OSError as exc:
-            return f"{name} could not run: {exc.strerror or exc}", ""
-        if built.returncode != 0 or not cubin.is_file():
-            return f"{name} failed: {_first_error(built.stderr or built.stdout)}", ""
+        error = run_step(command, name)
+        if error:
+            return error, ""
+        if not cubin.is_file():
+            return f"{name} failed: no cubin written", ""
         assert self.tools.nvdisasm is not None
-        try:
-            shown = subprocess.run(
-                [self.tools.nvdisasm, "-gi", "-c", str(cubin)],
-                capture_output=True,
-                text=True,
-                timeout=TOOL_TIMEOUT,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return f"timed out: nvdisasm took longer than {TOOL_TIMEOUT:g} s", ""
-        except OSError as exc:
-            return f"nvdisasm could not run: {exc.strerror or exc}", ""
-        if shown.returncode != 0:
-            return f"nvdisasm failed: {_first_error(shown.stderr)}", ""
-        return "", shown.stdout
+        return disassemble(self.tools.nvdisasm, cubin)
 
     def prepare(
         self,
