@@ -17,6 +17,7 @@ from roofcast.analyzer.hostvalues import (
     bind_call,
     caller_bindings,
     device_allocations,
+    launch_geometry,
 )
 from roofcast.analyzer.index import FileIndex, FunctionInfo, parameters, template_params
 from roofcast.analyzer.model import KernelIR, LaunchSite, Param
@@ -140,6 +141,11 @@ def kernels_in(
                     call.start_byte,
                     outer,
                 )
+            config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
+            if host_fn is not None and config is not None:
+                geometry = launch_geometry(config, host_fn, call.start_byte, outer)
+                for name, value in geometry.items():
+                    bindings.setdefault(name, value)  # a parameter of that name keeps its own
             if host_fn is not None:
                 launch_defines = _template_arguments(call, fn.template_params, host_fn, outer)
                 footprint = _HOST_FOOTPRINT.get(

@@ -518,3 +518,55 @@ def _first_caller_bindings(
                 out[pname] = value
         return out
     return {}
+
+
+#: a launch configuration's first two operands -> the builtins they set
+_LAUNCH_OPERANDS = ("gridDim", "blockDim")
+
+
+def launch_geometry(
+    config: tree_sitter.Node,
+    func: tree_sitter.Node,
+    before: int,
+    outer: dict[str, sympy.Expr] | None = None,
+) -> dict[str, sympy.Expr]:
+    """Rule D11: a launch's `<<<grid, block>>>` as host values, `gridDim_x` .. `blockDim_z`:
+    a number, `dim3(a, b)`, or a name defined as one (`dim3 grid(n / 256, 1);`, `dim3 b =
+    dim3(16, 16);`, `int threads = 256;`); missing axes are 1. Axes without a value are
+    left out (the command line's --block/--grid, and the defaults, decide them)."""
+    scope = HostScope(func, "cuda", outer)
+    out: dict[str, sympy.Expr] = {}
+    operands = [c for c in config.named_children if c.type != "comment"]
+    for prefix, operand in zip(_LAUNCH_OPERANDS, operands, strict=False):
+        components = _dim3_components(operand, scope, before)
+        if components is None:
+            continue
+        for axis, component in zip("xyz", [*components, None, None][:3], strict=True):
+            value = sympy.Integer(1) if component is None else scope.value(component, before)
+            if value is not None:
+                out[f"{prefix}_{axis}"] = value
+    return out
+
+
+def _dim3_components(
+    node: tree_sitter.Node, scope: HostScope, before: int
+) -> list[tree_sitter.Node] | None:
+    """The axes of a dim3-valued expression (one node for a scalar), following a name to
+    its last definition before the launch; None when there are more than three."""
+    for _ in range(MAX_DEPTH):
+        if node.type == "identifier":
+            earlier = [v for start, v in scope.defs.get(node_text(node), []) if start < before]
+            if not earlier:
+                return [node]
+            node = earlier[-1]
+            continue
+        if node.type in ("argument_list", "initializer_list"):
+            parts = [c for c in node.named_children if c.type != "comment"]
+            return parts if 0 < len(parts) <= 3 else None
+        if node.type == "call_expression":
+            name, args = call_parts(node)
+            if name == "dim3":
+                return args if 0 < len(args) <= 3 else None
+        return [node]
+    return None
+

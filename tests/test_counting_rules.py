@@ -879,6 +879,41 @@ def test_a_symbolic_size_aligned_down_by_a_mask(tmp_path):
     assert k.resolved.flops["sp"] == 2 * rounded + DEFAULT_TRIP_COUNT
 
 
+@pytest.mark.rule("D11")
+def test_the_launch_configuration_in_host_code_sizes_the_launch(tmp_path):
+    """`<<<iDivUp(n, threads), threads>>>` with n = 2^20 launches 2^20 threads, and `dim3
+    grid(64, 32); dim3 block(16, 16);` 2^19; --block/--grid win over both."""
+    source = """\
+        static int iDivUp(int a, int b) { return (a + b - 1) / b; }
+        __global__ void saxpy(int n, float a, const float* x, float* y) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) y[i] = a * x[i] + y[i];
+        }
+        __global__ void tile(float* m) {
+          int x = blockIdx.x * blockDim.x + threadIdx.x;
+          int y = blockIdx.y * blockDim.y + threadIdx.y;
+          m[y * 1024 + x] *= 2.0f;
+        }
+        int main() {
+          int n = 1 << 20;
+          float *x, *y;
+          const int threads = 256;
+          saxpy<<<iDivUp(n, threads), threads>>>(n, 2.0f, x, y);
+          dim3 grid(64, 32);
+          dim3 block(16, 16);
+          tile<<<grid, block>>>(x);
+        }
+        """
+    k = analyze(tmp_path, source)
+    assert k["saxpy"].resolved.threads == 1 << 20 and not k["saxpy"].resolved.defaults
+    assert k["tile"].resolved.threads == 64 * 32 * 16 * 16 and not k["tile"].resolved.defaults
+    # the launch's DRAM: x and y read, y written, 4 bytes each per thread (plus T7's 4 KiB)
+    dram = k["saxpy"].resolved.dram
+    assert (dram.load, dram.store) == (8 * (1 << 20) + 4096, 4 * (1 << 20))
+    given = analyze(tmp_path, source, block=(128, 1, 1), grid=(10, 1, 1))
+    assert given["saxpy"].resolved.threads == given["tile"].resolved.threads == 1280
+
+
 @pytest.mark.rule("I4")
 def test_full_unrolling_needs_a_real_constant_and_no_unroll_1(tmp_path):
     """A triangular inner loop (`j < i`, 19.5 trips on average) keeps its control, and so
