@@ -171,6 +171,7 @@ def kernels_in(
                 footprint=footprint,
                 ast=fn.node,
                 context=context,
+                grammar=index.grammar,
             )
         )
     return kernels

@@ -78,6 +78,9 @@ class KernelIR:
     compile_unit: dict[str, Any] | None = None
     ast: Any = field(default=None, repr=False, compare=False)
     context: Any = field(default=None, repr=False, compare=False)
+    #: the grammar `ast` was parsed with: its own file's, which a header counted in its
+    #: includer's context (rule U7) need not share with that context
+    grammar: str = ""
 
     @property
     def id(self) -> str:

@@ -141,6 +141,7 @@ def regions_in(
                 )[:MAX_HOST_CONTEXT_CHARS],
                 ast=(pragma, statement, func, limit),
                 context=context,
+                grammar=index.grammar,
             )
         )
     return regions

@@ -129,7 +129,10 @@ def _declare_enclosing(
         return
     from roofcast.analyzer.hostvalues import HostScope
 
-    host = HostScope(func, counter.grammar)
+    # the function's integer parameters stand for what its caller passes (their own host
+    # values, bound at resolution): `int n = size / 8;` is size / 8, not unknown
+    params = {p.name: symbol(p.name) for p in parameters(func) if p.name and not p.is_pointer}
+    host = HostScope(func, counter.grammar, params)
     query = _query(counter.grammar, "(declaration) @d")
     declarations = _DECLARATIONS.get(
         body, lambda: captures(query, body).get("d", []), counter.grammar

@@ -178,7 +178,7 @@ class KernelLowering:
     def __init__(self, ir: KernelIR, defines: Mapping[str, str]) -> None:
         self.ir = ir
         self.ctx = ir.context
-        self.grammar = self.ctx.grammar if self.ctx is not None else "cuda"
+        self.grammar = ir.grammar or (self.ctx.grammar if self.ctx is not None else "cuda")
         self.defines = dict(defines)
         template_types = {t: self.defines.get(t, "float") for t in ir.template_params}
         self.types = TypeResolver(

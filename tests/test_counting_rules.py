@@ -879,6 +879,32 @@ def test_a_symbolic_size_aligned_down_by_a_mask(tmp_path):
     assert k.resolved.flops["sp"] == 2 * rounded + DEFAULT_TRIP_COUNT
 
 
+@pytest.mark.rule("D8")
+def test_an_openmp_header_region_sizes_through_its_functions_locals(tmp_path):
+    """`kernels.h` (parsed as a header) holds the region; its function sizes the loop with a
+    local, `n = size / sizeof(unsigned long)`, and `main.cpp` passes 2^31 bytes: 2^28
+    iterations. The local is valued over the parameter, whatever grammar parsed the header."""
+    (tmp_path / "kernels.h").write_text(textwrap.dedent("""\
+        void fill(char* ptr, unsigned long size) {
+          unsigned long* buf = (unsigned long*)ptr;
+          unsigned long n = size / sizeof(unsigned long);
+          #pragma omp target teams distribute parallel for thread_limit(64)
+          for (unsigned long i = 0; i < n; i++) buf[i] = i;
+        }
+        """))
+    (tmp_path / "main.cpp").write_text(textwrap.dedent("""\
+        #include "kernels.h"
+        int main() {
+          char* mem;
+          unsigned long mem_size = 2 * 1024 * 1024 * 1024UL;
+          fill(mem, mem_size);
+        }
+        """))
+    report = analyze_paths([tmp_path], load_gpu("a100"), {}, RooflinePredictor())
+    (k,) = report.kernels
+    assert k.resolved.threads == 1 << 28 and not k.resolved.defaults
+
+
 @pytest.mark.rule("D11")
 def test_the_launch_configuration_in_host_code_sizes_the_launch(tmp_path):
     """`<<<iDivUp(n, threads), threads>>>` with n = 2^20 launches 2^20 threads, and `dim3
