@@ -447,7 +447,9 @@ def discover_files(
             if source_index is not index:
                 owner = index.function_includes.get(source_index.path.name)
             found.extend(
-                openmp.regions_in(source_index, context, owner, calls_near(source_index.path))
+                openmp.regions_in(
+                    source_index, context, owner, calls_near(source_index.path), index.grammar
+                )
             )
         undefined_used = sorted(
             {n for i in visible for n in indexer.undefined_used.get(resolved(i.path), ())}

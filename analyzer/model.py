@@ -81,6 +81,9 @@ class KernelIR:
     #: the grammar `ast` was parsed with: its own file's, which a header counted in its
     #: includer's context (rule U7) need not share with that context
     grammar: str = ""
+    #: OpenMP: the grammar of the function around the region (`ast`'s third item), which is
+    #: the includer's when the region sits in a header pasted into that function
+    host_grammar: str = ""
 
     @property
     def id(self) -> str:

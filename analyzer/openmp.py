@@ -85,7 +85,11 @@ Owner = tuple[tree_sitter.Node, int]
 
 
 def _footprint(
-    index: FileIndex, func: tree_sitter.Node, pragma: tree_sitter.Node, limit: int | None
+    index: FileIndex,
+    func: tree_sitter.Node,
+    pragma: tree_sitter.Node,
+    limit: int | None,
+    grammar: str,
 ) -> sympy.Expr | None:
     """Bytes in the map clauses of this region and of the target data regions around it."""
     texts = [node_text(pragma)]
@@ -95,13 +99,18 @@ def _footprint(
             for p in index.pragmas
             if func.start_byte <= p.start_byte < pragma.start_byte and "target" in node_text(p)
         ]
-    return mapped_bytes(texts, func, index.grammar, pragma.start_byte if limit is None else limit)
+    return mapped_bytes(texts, func, grammar, pragma.start_byte if limit is None else limit)
 
 
 def regions_in(
-    index: FileIndex, context: Context, owner: Owner | None = None, calls: CallSites | None = None
+    index: FileIndex,
+    context: Context,
+    owner: Owner | None = None,
+    calls: CallSites | None = None,
+    owner_grammar: str = "",
 ) -> list[KernelIR]:
-    """Target regions of a file; `owner` is the function that #includes this file, if any."""
+    """Target regions of a file; `owner` is the function that #includes this file, if any,
+    parsed with `owner_grammar` (its own file's)."""
     regions = []
     for pragma in index.pragmas:
         words = pragma_words(pragma)
@@ -110,8 +119,10 @@ def regions_in(
         statement = following_statement(pragma)
         func = _enclosing_function(pragma)
         limit = None
+        host_grammar = index.grammar
         if func is None and owner is not None:
             func, limit = owner
+            host_grammar = owner_grammar or index.grammar
         if statement is None or func is None:
             continue
         name = function_name(func) or "<unknown>"
@@ -133,7 +144,7 @@ def regions_in(
                 collapse=collapse,
                 template_params=template_params(func),
                 host_bindings=caller_bindings(func, calls),
-                footprint=_footprint(index, func, pragma, limit),
+                footprint=_footprint(index, func, pragma, limit, host_grammar),
                 host_context=(
                     index.display(func.start_point[0] + 1, func.end_point[0] + 1)
                     if limit is None
@@ -142,6 +153,7 @@ def regions_in(
                 ast=(pragma, statement, func, limit),
                 context=context,
                 grammar=index.grammar,
+                host_grammar=host_grammar,
             )
         )
     return regions

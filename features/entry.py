@@ -132,11 +132,10 @@ def _declare_enclosing(
     # the function's integer parameters stand for what its caller passes (their own host
     # values, bound at resolution): `int n = size / 8;` is size / 8, not unknown
     params = {p.name: symbol(p.name) for p in parameters(func) if p.name and not p.is_pointer}
-    host = HostScope(func, counter.grammar, params)
-    query = _query(counter.grammar, "(declaration) @d")
-    declarations = _DECLARATIONS.get(
-        body, lambda: captures(query, body).get("d", []), counter.grammar
-    )
+    grammar = counter.ir.host_grammar or counter.grammar  # func may be an includer's
+    host = HostScope(func, grammar, params)
+    query = _query(grammar, "(declaration) @d")
+    declarations = _DECLARATIONS.get(body, lambda: captures(query, body).get("d", []), grammar)
     # Declarations before the region (or before the #include that pastes it into func).
     cutoff = region.start_byte if limit is None else limit
     for decl in declarations:

@@ -905,6 +905,25 @@ def test_an_openmp_header_region_sizes_through_its_functions_locals(tmp_path):
     assert k.resolved.threads == 1 << 28 and not k.resolved.defaults
 
 
+@pytest.mark.rule("U7")
+def test_a_region_pasted_into_a_function_sees_that_functions_locals(tmp_path):
+    """`step.h` (a header) is pasted into `run` of `main.cpp`; `run`'s local `m = 12 * 2 + 1`
+    sizes the region's loop: 625 iterations, no default, whatever grammars parsed the two."""
+    (tmp_path / "step.h").write_text(textwrap.dedent("""\
+        #pragma omp target teams distribute parallel for
+        for (int t = 0; t < m * m; t++) out[t] = 2.0f * in[t];
+        """))
+    (tmp_path / "main.cpp").write_text(textwrap.dedent("""\
+        void run(const float* in, float* out) {
+          int m = 12 * 2 + 1;
+        #include "step.h"
+        }
+        """))
+    report = analyze_paths([tmp_path], load_gpu("a100"), {}, RooflinePredictor())
+    (k,) = report.kernels
+    assert k.resolved.threads == 625 and not k.resolved.defaults
+
+
 @pytest.mark.rule("D11")
 def test_the_launch_configuration_in_host_code_sizes_the_launch(tmp_path):
     """`<<<iDivUp(n, threads), threads>>>` with n = 2^20 launches 2^20 threads, and `dim3
