@@ -195,45 +195,69 @@ def unit_types(unit: CompileUnit) -> UnitTypes:
     cuda = _cuda_path() if unit.cuda else None
     if unit.cuda and cuda is None:
         return UnitTypes(note="no CUDA 12 tree for libclang (the `compile` extra gives one)")
-    try:
-        result = _parse(unit, clang_arguments(unit, resources, cuda))
-    except Exception as exc:  # noqa: BLE001 - libclang failing on one unit costs its types only
-        first = str(exc).strip().splitlines()
-        result = UnitTypes(
-            note=f"libclang failed: {type(exc).__name__}: {first[0] if first else ''}"
-        )
+    from roofcast.analyzer import clangcache
+
+    args = clang_arguments(unit, resources, cuda)
+    key = clangcache.cache_key(_library_version(), args, unit.file)
+    result = clangcache.load(key) if key is not None else None
+    if result is None:
+        try:
+            result, included = _parse(unit, args)
+        except Exception as exc:  # noqa: BLE001 - libclang failing on a unit costs its types
+            first = str(exc).strip().splitlines()
+            result, included = (
+                UnitTypes(
+                    note=f"libclang failed: {type(exc).__name__}: {first[0] if first else ''}"
+                ),
+                [],
+            )
+        if key is not None and result.parsed:
+            clangcache.store(key, result, [str(unit.file), *included])
     result.seconds = time.perf_counter() - start
     return result
 
 
-def _parse(unit: CompileUnit, args: list[str]) -> UnitTypes:
+@cache
+def _library_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("libclang")
+    except PackageNotFoundError:  # a libclang that is no PyPI install: its path names it
+        import clang.cindex as cindex
+
+        return str(cindex.conf.get_filename())
+
+
+def _parse(unit: CompileUnit, args: list[str]) -> tuple[UnitTypes, list[str]]:
+    """The unit's types, and the files the parse included (for the cache)."""
     import clang.cindex as cindex
 
     index = cindex.Index.create()
     try:
         tu = index.parse(str(unit.file), args)
     except cindex.TranslationUnitLoadError as exc:
-        return UnitTypes(note=f"libclang could not parse {unit.file.name}: {exc}")
+        return UnitTypes(note=f"libclang could not parse {unit.file.name}: {exc}"), []
     errors = [d for d in tu.diagnostics if d.severity >= cindex.Diagnostic.Error]
     fatal = [d for d in errors if d.severity >= cindex.Diagnostic.Fatal]
     # errors in clang's and the system's headers (a newer clang's wrappers naming a builtin
     # this libclang lacks) leave the unit's own declarations typed
     errors = [d for d in errors if not d.location.is_in_system_header]
     if fatal:
-        return UnitTypes(
-            note=f"libclang could not parse {unit.file.name}: {fatal[0].spelling}",
-            errors=len(errors),
-        )
+        note = f"libclang could not parse {unit.file.name}: {fatal[0].spelling}"
+        return UnitTypes(note=note, errors=len(errors)), []
     walker = _Walker(cindex)
     walker.walk_unit(tu.cursor)
     note = f"{len(errors)} errors from clang (their declarations left out)" if errors else ""
-    return UnitTypes(
+    included = [i.include.name for i in tu.get_includes() if i.include is not None]
+    types = UnitTypes(
         declarations=walker.merged(),
         instances=walker.instances,
         note=note,
         parsed=True,
         errors=len(errors),
     )
+    return types, included
 
 
 class _Walker:

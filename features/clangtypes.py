@@ -54,6 +54,7 @@ class ClangTypes:
         self.unit = types
         self.resolver = resolver
         self.instance: Instance | None = None
+        self.bound: dict[str, str] = {}  # template parameters bound by the instance
         self.changed = 0  # declarations whose guessed type clang changed
         #: the kernel's parameters: name -> (line, column) of the name in `file`
         self.params: dict[str, tuple[int, int]] = {}
@@ -77,11 +78,22 @@ class ClangTypes:
                 break
         if self.instance is None:
             return {}
-        return {
+        self.bound = {
             name: value
             for name, value in self.instance.args.items()
             if name in ir.template_params and name not in bound and _plain(value)
         }
+        return self.bound
+
+    def summary(self) -> str:
+        """What clang changed in this kernel, in one line; empty when nothing."""
+        said = []
+        if self.bound:
+            said.append(", ".join(f"{k}={v}" for k, v in self.bound.items()) + " (instance)")
+        if self.changed:
+            plural = "s" if self.changed != 1 else ""
+            said.append(f"{self.changed} declaration{plural} typed otherwise than the text says")
+        return f"types from clang [M10]: {'; '.join(said)}" if said else ""
 
     def _readable(self, text: str) -> bool:
         stripped = text.strip()

@@ -68,6 +68,8 @@ def lower(
             _count_cuda(counter, ir)
         else:
             _count_openmp(counter, ir)
+    if counter.clang is not None and counter.clang.summary():
+        counter.fv.notes.append(counter.clang.summary())
     return counter
 
 
