@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import os
 import subprocess
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -74,6 +75,10 @@ class ClangType:
 
 #: (file, line, declared name) -> ((column, type), ...): every declaration of that name there
 Declarations = dict[tuple[str, int, str], tuple[tuple[int, ClangType], ...]]
+
+
+#: as collected: (file, line, name) -> {column: {the types met there}}
+_Raw = dict[tuple[str, int, str], dict[int, set[ClangType]]]
 
 
 @dataclass
@@ -278,10 +283,12 @@ class _Walker:
         self.declared = {kinds.VAR_DECL, kinds.PARM_DECL}
         self.references = {kinds.CALL_EXPR, kinds.DECL_REF_EXPR}
         #: (file, line, name) -> {column: {types}} from non-template code and templates' text
-        self.plain: dict[tuple[str, int, str], dict[int, set[ClangType]]] = {}
+        self.plain: _Raw = {}
         self.instances: dict[tuple[str, int, str], list[Instance]] = {}
         self.seen_instances: set[str] = set()
-        self.queue: list[Any] = []
+        self.queue: deque[tuple[tuple[str, int, str], Instance, Any]] = deque()
+        #: each instance walked, with its declarations as collected (`merged` reduces them)
+        self.walked: list[tuple[Instance, _Raw]] = []
         self.invalid = cindex.conf.lib.clang_isInvalidDeclaration
         self.invalid.argtypes = [cindex.Cursor]
         self.invalid.restype = ctypes.c_uint
@@ -302,11 +309,13 @@ class _Walker:
         visited = 0
         while self.queue and visited < MAX_INSTANCES:
             visited += 1
-            template, instance, cursor = self.queue.pop(0)
-            self.walk_function(cursor, instance.declarations, instance=True)
+            template, instance, cursor = self.queue.popleft()
+            raw: _Raw = {}
+            self.walk_function(cursor, raw)
+            self.walked.append((instance, raw))
             self.instances.setdefault(template, []).append(instance)
 
-    def walk_function(self, function: Any, into: dict, instance: bool = False) -> None:
+    def walk_function(self, function: Any, into: _Raw) -> None:
         """Every declaration in `function` (parameters, locals, lambdas' too), and the
         template instances its calls and references name."""
         stack: list[tuple[Any, int]] = [(function, 0)]
@@ -321,7 +330,7 @@ class _Walker:
                 if depth < MAX_DEPTH:
                     stack.append((child, depth + 1))
 
-    def record(self, cursor: Any, into: dict) -> None:
+    def record(self, cursor: Any, into: _Raw) -> None:
         location = cursor.location
         if location.file is None or not cursor.spelling:
             return
@@ -380,34 +389,27 @@ class _Walker:
     def merged(self) -> Declarations:
         """Declarations outside instances, plus those of instances where all instances of
         the template agree (a dependent type in the template's text has none of its own)."""
-        combined: dict[tuple[str, int, str], dict[int, set[ClangType]]] = {}
-        for key, columns in self.plain.items():
-            for column, types in columns.items():
-                combined.setdefault(key, {}).setdefault(column, set()).update(types)
-        for instances in self.instances.values():
-            for instance in instances:
-                for key, columns in instance.declarations.items():
-                    for column, types in columns.items():
-                        combined.setdefault(key, {}).setdefault(column, set()).update(types)
-        out: Declarations = {}
-        for key, columns in combined.items():
-            unique = tuple(
-                (column, next(iter(types))) for column, types in sorted(columns.items())
-                if len(types) == 1
-            )  # fmt: skip
-            if unique:
-                out[key] = unique
-        for instances in self.instances.values():
-            for instance in instances:
-                instance.declarations = {
-                    key: tuple(
-                        (column, next(iter(types)))
-                        for column, types in sorted(columns.items())
-                        if len(types) == 1
-                    )
-                    for key, columns in instance.declarations.items()
-                }
-        return out
+        combined: _Raw = {}
+        for raw in (self.plain, *(raw for _, raw in self.walked)):
+            for key, columns in raw.items():
+                for column, types in columns.items():
+                    combined.setdefault(key, {}).setdefault(column, set()).update(types)
+        for instance, raw in self.walked:
+            instance.declarations = _unique(raw)
+        return _unique(combined)
+
+
+def _unique(raw: _Raw) -> Declarations:
+    """Each declaration's type where it has one only (two: instances that disagree)."""
+    out: Declarations = {}
+    for key, columns in raw.items():
+        unique = tuple(
+            (column, next(iter(types))) for column, types in sorted(columns.items())
+            if len(types) == 1
+        )  # fmt: skip
+        if unique:
+            out[key] = unique
+    return out
 
 
 def canonical(clang_type: Any) -> ClangType | None:

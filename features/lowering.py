@@ -1874,7 +1874,7 @@ class KernelLowering:
             t = self.types.parse(base_text + "*" * stars) if base_text else init_type
             if not name:
                 continue
-            if self.clang is not None:  # rule M10: clang's type where it knows better
+            if self.clang is not None and inner is not None:  # rule M10: clang's type
                 line = inner.start_point[0] + 1 + self.line_offset
                 t = self.clang.declared(self.source_file, line, name, declarator_column(inner), t)
             if shared:
