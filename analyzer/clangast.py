@@ -370,7 +370,10 @@ class _Walker:
         arg_types: dict[str, ClangType] = {}
         kinds = self.ci.TemplateArgumentKind
         for i, name in enumerate(names[:count]):
-            kind = target.get_template_argument_kind(i)
+            try:
+                kind = target.get_template_argument_kind(i)
+            except ValueError:  # a kind these bindings do not name (a template template)
+                continue
             if kind == kinds.TYPE:
                 t = target.get_template_argument_type(i).get_canonical()
                 args[name] = t.spelling

@@ -96,7 +96,11 @@ def main(argv: list[str] | None = None) -> int:
         resources = clangast.resource_dir()
         cuda = clangast._cuda_path() if unit.cuda else None
         start = time.perf_counter()
-        clangast._parse(unit, clangast.clang_arguments(unit, resources, cuda))
+        try:
+            clangast._parse(unit, clangast.clang_arguments(unit, resources, cuda))
+        except Exception as exc:  # noqa: BLE001 - unit_types turns it into a note; say it here
+            print(f"clang_types: {unit.file}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            continue
         fresh.append(time.perf_counter() - start)
     report = {
         "rows": len(rows),
