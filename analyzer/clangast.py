@@ -210,14 +210,13 @@ def unit_types(unit: CompileUnit) -> UnitTypes:
             result, included = _parse(unit, args)
         except Exception as exc:  # noqa: BLE001 - libclang failing on a unit costs its types
             first = str(exc).strip().splitlines()
-            result, included = (
-                UnitTypes(
-                    note=f"libclang failed: {type(exc).__name__}: {first[0] if first else ''}"
-                ),
-                [],
-            )
-        if key is not None and result.parsed:
-            clangcache.store(key, result, [str(unit.file), *included])
+            note = f"libclang failed: {type(exc).__name__}: {first[0] if first else ''}"
+            return UnitTypes(note=note, seconds=time.perf_counter() - start)
+        if key is not None:
+            # a unit that failed (a missing header) is kept too, with its include folders:
+            # adding a file there changes the folder's stamp and so parses it again
+            folders = [str(d) for d in (*unit.include_dirs, unit.file.parent)]
+            clangcache.store(key, result, [str(unit.file), *included, *folders])
     result.seconds = time.perf_counter() - start
     return result
 
@@ -248,13 +247,13 @@ def _parse(unit: CompileUnit, args: list[str]) -> tuple[UnitTypes, list[str]]:
     # errors in clang's and the system's headers (a newer clang's wrappers naming a builtin
     # this libclang lacks) leave the unit's own declarations typed
     errors = [d for d in errors if not d.location.is_in_system_header]
+    included = [i.include.name for i in tu.get_includes() if i.include is not None]
     if fatal:
         note = f"libclang could not parse {unit.file.name}: {fatal[0].spelling}"
-        return UnitTypes(note=note, errors=len(errors)), []
+        return UnitTypes(note=note, errors=len(errors)), included
     walker = _Walker(cindex)
     walker.walk_unit(tu.cursor)
     note = f"{len(errors)} errors from clang (their declarations left out)" if errors else ""
-    included = [i.include.name for i in tu.get_includes() if i.include is not None]
     types = UnitTypes(
         declarations=walker.merged(),
         instances=walker.instances,

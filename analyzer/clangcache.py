@@ -22,7 +22,7 @@ from typing import Any
 from roofcast.analyzer.clangast import ClangType, Declarations, Instance, UnitTypes
 
 #: bump when what an entry holds changes meaning
-_FORMAT = 1
+_FORMAT = 2
 
 
 def cache_key(version: str, args: list[str], source: Path) -> str | None:
@@ -70,7 +70,7 @@ def load(key: str) -> UnitTypes | None:
                 for file, line, name, instances in data["instances"]
             },
             note=data["note"],
-            parsed=True,
+            parsed=data["parsed"],
             errors=data["errors"],
         )  # fmt: skip
     except (OSError, ValueError, KeyError, TypeError, IndexError):
@@ -78,12 +78,13 @@ def load(key: str) -> UnitTypes | None:
 
 
 def store(key: str, types: UnitTypes, files: Iterable[str]) -> None:
-    """Keep `types` (a parsed unit's) with the stamps of the `files` its parse read."""
+    """Keep `types` with the stamps of the `files` (and folders) its parse read."""
     stamps = [s for s in (_stamp(f) for f in files) if s is not None]
     data = {
         "format": _FORMAT,
         "files": stamps,
         "note": types.note,
+        "parsed": types.parsed,
         "errors": types.errors,
         "declarations": _rows(types.declarations),
         "instances": [

@@ -203,3 +203,18 @@ def test_clang_arguments_are_the_units_flags_as_a_list() -> None:
     assert args[args.index("-resource-dir") + 1] == "/res"
     host = CompileUnit(file=Path("/src/b/main.cpp"), entry=4, written_file="main.cpp")
     assert clangast.clang_arguments(host, None, None)[:3] == ["-x", "c++", "-fopenmp"]
+
+
+def test_a_failed_parse_is_redone_once_the_missing_header_exists(tmp_path: Path) -> None:
+    _needs_clang_cuda()
+    source = tmp_path / "m.cu"
+    source.write_text('#include "late.h"\n__global__ void copy(const Pair* in) {}\n')
+    unit = CompileUnit(file=source, entry=0, written_file="m.cu", std="c++17", cuda=True)
+    failed = clangast.unit_types(unit)
+    assert not failed.parsed and "late.h" in failed.note
+    clangast.unit_types.cache_clear()
+    assert not clangast.unit_types(unit).parsed  # the failure, from the cache
+    (tmp_path / "late.h").write_text("struct Pair { double a; int b; };\n")
+    clangast.unit_types.cache_clear()
+    again = clangast.unit_types(unit)
+    assert again.parsed and again.declarations[(str(source.resolve()), 2, "in")][0][1].size == 16
