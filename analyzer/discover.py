@@ -460,6 +460,7 @@ def discover_files(
             if unit is not None:
                 kernel.build_defines = dict(indexers.own_defines[id(indexer)])
                 kernel.compile_unit = unit.to_json()
+                kernel.unit = unit
             key = (resolved(Path(kernel.file)), kernel.line, kernel.name)
             if key not in seen_kernels:
                 seen_kernels.add(key)

@@ -76,6 +76,8 @@ class KernelIR:
     launch_defines: dict[str, str] = field(default_factory=dict)
     #: which compile command that was ({"entry": n, "file": as written}); None without one
     compile_unit: dict[str, Any] | None = None
+    #: that command's flags (an `analyzer.compdb.CompileUnit`), for libclang's parse (rule M10)
+    unit: Any = field(default=None, repr=False, compare=False)
     ast: Any = field(default=None, repr=False, compare=False)
     context: Any = field(default=None, repr=False, compare=False)
     #: the grammar `ast` was parsed with: its own file's, which a header counted in its

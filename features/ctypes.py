@@ -170,6 +170,10 @@ class TypeResolver:
         self.template_types = template_types
         self._cache: dict[str, CType] = {}
 
+    def clear_cache(self) -> None:
+        """Forget parsed types (after a template parameter is bound anew, rule M10)."""
+        self._cache.clear()
+
     def parse(self, text: str, depth: int = 0) -> CType:
         key = text
         if key in self._cache:

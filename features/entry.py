@@ -16,6 +16,7 @@ from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.openmp import pragma_words
 from roofcast.analyzer.parsing import captures, language, node_text
 from roofcast.analyzer.session import SessionNodeCache
+from roofcast.features.clangtypes import attach as attach_clang_types
 from roofcast.features.lowering import KernelLowering, Var, unwrap_declarator
 from roofcast.features.ompwork import region_dims, region_shape, region_sizes, region_work
 from roofcast.features.opcount import OpCounter, special_kind
@@ -55,6 +56,7 @@ def lower(
     operations and accesses (host bindings, guards, notes) is on `.fv`."""
     defines = {**ir.launch_defines, **(defines or {})}  # the launch's template arguments last
     counter = KernelLowering(ir, defines)
+    attach_clang_types(counter, ir)  # rule M10: with a compile command and libclang only
     counter.track_lines = line_loops
     counter.fv.footprint = host_expression(ir.footprint)
     for name, text in ir.host_bindings.items():
@@ -66,11 +68,15 @@ def lower(
             _count_cuda(counter, ir)
         else:
             _count_openmp(counter, ir)
+    if counter.clang is not None and counter.clang.summary():
+        counter.fv.notes.append(counter.clang.summary())
     return counter
 
 
 def _param_var(counter: KernelLowering, type_text: str, name: str, pointer: bool) -> Var:
     t = counter.types.parse(type_text)
+    if counter.clang is not None:
+        t = counter.clang.param(name, t)
     if pointer or t.pointer:
         return Var(t, space="global")
     value = symbol(name) if t.is_int and name else None

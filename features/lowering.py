@@ -41,6 +41,7 @@ from roofcast.analyzer.parsing import (
 from roofcast.analyzer.session import SessionNodeCache
 from roofcast.features import mathfuncs as mf
 from roofcast.features.asynccopy import ASYNC_COPIES, WARP, WMMA_CALLS, cp_async, fragment
+from roofcast.features.clangtypes import ClangTypes, declarator_column
 from roofcast.features.ctypes import (
     BOOL,
     DOUBLE,
@@ -1873,6 +1874,9 @@ class KernelLowering:
             t = self.types.parse(base_text + "*" * stars) if base_text else init_type
             if not name:
                 continue
+            if self.clang is not None and inner is not None:  # rule M10: clang's type
+                line = inner.start_point[0] + 1 + self.line_offset
+                t = self.clang.declared(self.source_file, line, name, declarator_column(inner), t)
             if shared:
                 space = "shared"
                 self.fv.shared_arrays += 1
@@ -2170,6 +2174,7 @@ class KernelLowering:
         return unknown_trip_symbol(line, columns.index(column) + 1)
 
     line_offset = 0
+    clang: ClangTypes | None = None  # rule M10: the unit's types from clang (clangtypes.attach)
 
     def _s_for_statement(self, node: tree_sitter.Node) -> None:
         self.scopes.append({})
