@@ -26,11 +26,12 @@ import subprocess
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from roofcast.analyzer.compdb import CompileUnit
+from roofcast.analyzer.session import SessionMemo
 
 #: values of ROOFCAST_LIBCLANG that turn clang types off
 _OFF = frozenset({"0", "off", "no", "none", "false"})
@@ -184,8 +185,7 @@ def clang_arguments(unit: CompileUnit, resources: str | None, cuda: str | None) 
     return args
 
 
-@lru_cache(maxsize=8)
-def unit_types(unit: CompileUnit) -> UnitTypes:
+def _unit_types(unit: CompileUnit) -> UnitTypes:
     """The types clang gives `unit`'s declarations; never raises (see `UnitTypes.note`)."""
     import time
 
@@ -467,3 +467,9 @@ def iter_instances(
     for (where, line, template), instances in types.instances.items():
         if where == path and template == name and first <= line <= max(first, last):
             yield from instances
+
+
+#: a unit's types, once per analysis session (its files may change between analyses; the
+#: disk cache checks their stamps)
+unit_types: SessionMemo[CompileUnit, UnitTypes] = SessionMemo(_unit_types)
+

@@ -146,7 +146,13 @@ def test_host_values_reach_the_ir_as_expressions(tmp_path: Path):
     )
     ir = discover([path]).kernels[0]
     argv_1 = sympy.Symbol("argv_1", positive=True)
-    assert ir.host_bindings == {"n": 2 * argv_1}
+    # the argument, and the launch's <<<1, 256>>> (rule D11), as sympy values
+    assert ir.host_bindings["n"] == 2 * argv_1
+    geometry = {k: v for k, v in ir.host_bindings.items() if k != "n"}
+    assert geometry == {f"{d}_{a}": 1 for d in ("blockDim", "gridDim") for a in "xyz"} | {
+        "blockDim_x": 256
+    }
+    assert all(isinstance(v, sympy.Basic) for v in ir.host_bindings.values())
     assert ir.footprint == 8 * argv_1
 
 
