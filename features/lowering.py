@@ -230,7 +230,8 @@ class KernelLowering:
         self.placing: tuple[str, sympy.Expr | None, int, int, bool] | None = None  # `place`
         self.source_file = ir.file  # the file of the statements walked (an inlined callee's)
         self.frame_base = 0  # frames of the function being walked start here (compile mode)
-        self.call_site: CallSite | None = None  # where the callee walked was inlined (S14)
+        #: the inlined call being walked: (its number, the kernel's line it is on) (S14)
+        self.inlined_at: tuple[int, tuple[str, int]] | None = None
         self.own_lines: set[tuple[str, int]] = set()  # lines noted in the kernel's function
 
     # ---------------------------------------------------------------- limits
@@ -1582,18 +1583,13 @@ class KernelLowering:
         saved_scopes = self.scopes
         self.scopes = [*self.scopes[:1], {**members, **scope}]
         self.member_stack.append(members)
-        outer = self.source_file, self.frame_base, self.call_site
-        if self.track_lines:
-            self.call_site = CallSite(
-                (str(self.ir.file), self.current_line),
-                tuple(f.trip for f in self.frames),
-                tuple(f.span for f in self.frames),
-            )
+        outer = self.source_file, self.frame_base, self.inlined_at
+        self.inlined_at = (self.call_counter, (str(self.ir.file), self.current_line))
         self.source_file, self.frame_base = str(callee.file), len(self.frames)
         try:
             self.stmt(body)
         finally:
-            self.source_file, self.frame_base, self.call_site = outer
+            self.source_file, self.frame_base, self.inlined_at = outer
             self.member_stack.pop()
             self.scopes = saved_scopes
             self.inline_depth -= 1
@@ -2169,14 +2165,15 @@ class KernelLowering:
         function (docs/counting.md S3); the innermost statement of a line is noted last."""
         where = (self.source_file, node.start_point[0] + 1 + self.line_offset)
         self.fv.line_loops[where] = tuple(f.trip for f in self.frames[self.frame_base :])
-        # S14: an inlined callee's line also keeps the sites it was inlined at
-        if self.call_site is None:
+        # S14: an inlined callee's line also keeps, per inlined call, every loop around it
+        if self.inlined_at is None:
             self.own_lines.add(where)
             self.fv.line_sites.pop(where, None)
         elif where not in self.own_lines:
-            sites = self.fv.line_sites.setdefault(where, [])
-            if self.call_site not in sites:
-                sites.append(self.call_site)
+            call, site = self.inlined_at
+            self.fv.line_sites.setdefault(where, {})[call] = CallSite(
+                site, tuple(f.trip for f in self.frames), tuple(f.span for f in self.frames)
+            )
 
     def pop_frame(self, frame: Frame) -> None:
         self.frames.remove(frame)

@@ -27,19 +27,25 @@ def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
-def _normalised_sites(line_sites: Mapping[Where, Sequence[CallSite]]) -> dict[Where, list]:
-    return {
-        (_real(f), line): [
-            CallSite(
+def _normalised_sites(
+    line_sites: Mapping[Where, Mapping[int, CallSite]],
+) -> dict[Where, list[CallSite]]:
+    """S14: per callee line, its distinct sites (an inlined call walked twice, or two calls
+    alike, are one site), with real paths."""
+    out: dict[Where, list[CallSite]] = {}
+    for (file, line), calls in line_sites.items():
+        sites: list[CallSite] = []
+        for site in calls.values():
+            real = CallSite(
                 (_real(site.call[0]), site.call[1]),
                 site.trips,
                 tuple((_real(f), first, last) for f, first, last in site.spans),
             )
-            for site in sites
-        ]
-        for (f, line), sites in line_sites.items()
-        if sites
-    }
+            if real not in sites:
+                sites.append(real)
+        if sites:
+            out[(_real(file), line)] = sites
+    return out
 
 
 def _frames(where: tuple[Where, ...], loops: Mapping[Where, tuple]) -> tuple:
@@ -74,6 +80,17 @@ def _agreement(site: CallSite, around: set[Where], elsewhere: set[Where]) -> tup
     return -not_here, inside
 
 
+def _run_trips(site: CallSite, edges: set[Where]) -> tuple:
+    """S14: a site's trips, less those of its one-trip loops that no kept loop's back edge
+    starts (the compiler keeps such a loop as straight code): S5 keeps the outer trips of
+    as many loops as are kept around an instruction, and a dropped loop would shift them."""
+    return tuple(
+        trip
+        for trip, (file, first, _) in zip(site.trips, site.spans, strict=True)
+        if trip != 1 or (file, first) in edges
+    )
+
+
 def _placements(
     sass: KernelSass, loops: Mapping[Where, tuple], sites: Mapping[Where, list]
 ) -> list[list[Placement]]:
@@ -98,13 +115,13 @@ def _placements(
             out.append([(sympy.Integer(1), _frames(where, loops), line)])
             continue
         around = {(_real(f), n) for f, n in (edges[s] for s in group.loops if s in edges)}
-        elsewhere = {(_real(f), n) for f, n in edges.values()} - around
+        every = {(_real(f), n) for f, n in edges.values()}
+        elsewhere = every - around
         scores = [_agreement(site, around, elsewhere) for site in found]
         best = max(scores)
         chosen = [site for site, score in zip(found, scores, strict=True) if score == best]
         share = sympy.Rational(1, len(chosen))
-        own = loops.get(key, ())
-        out.append([(share, site.trips + own, site.call) for site in chosen])
+        out.append([(share, _run_trips(site, every), site.call) for site in chosen])
     return out
 
 
@@ -176,7 +193,7 @@ def _own_copies(
 def class_counts(
     sass: KernelSass,
     line_loops: Mapping[Where, tuple],
-    line_sites: Mapping[Where, Sequence[CallSite]] | None = None,
+    line_sites: Mapping[Where, Mapping[int, CallSite]] | None = None,
 ) -> dict[str, sympy.Expr]:
     """Per-thread executions by class (and `load_N`/`store_N` global accesses of N bytes):
     the sum over the kernel's lines of `line_class_counts`."""
@@ -206,7 +223,7 @@ def _in_loop(
 def line_class_counts(
     sass: KernelSass,
     line_loops: Mapping[Where, tuple],
-    line_sites: Mapping[Where, Sequence[CallSite]] | None = None,
+    line_sites: Mapping[Where, Mapping[int, CallSite]] | None = None,
 ) -> dict[Where, dict[str, sympy.Expr]]:
     """Per-thread executions by class, per line of the kernel's own function (the outermost
     location: an inlined callee's instructions count at their call site).
