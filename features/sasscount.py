@@ -1,6 +1,6 @@
 """Compile-mode counts: a kernel's classed SASS (analyzer.sass) times how often each source
 line runs per thread (the counter's loop trip counts), into the FeatureVector's FLOP and
-integer fields (docs/counting.md, section "Compile mode", rules S3, S5, S7)."""
+integer fields (docs/counting.md, section "Compile mode", rules S3, S5, S7, S14)."""
 
 from __future__ import annotations
 
@@ -81,9 +81,10 @@ def _agreement(site: CallSite, around: set[Where], elsewhere: set[Where]) -> tup
 
 
 def _run_trips(site: CallSite, edges: set[Where]) -> tuple:
-    """S14: a site's trips, less those of its one-trip loops that no kept loop's back edge
-    starts (the compiler keeps such a loop as straight code): S5 keeps the outer trips of
-    as many loops as are kept around an instruction, and a dropped loop would shift them."""
+    """S14: a site's trips, less those of its one-trip loops with no kept loop's back edge
+    on their first line (the compiler keeps such a loop as straight code): S5 keeps the
+    outer trips of as many loops as are kept around an instruction, and a loop that is
+    not kept would shift them."""
     return tuple(
         trip
         for trip, (file, first, _) in zip(site.trips, site.spans, strict=True)
