@@ -28,7 +28,13 @@ from functools import cache
 from pathlib import Path
 
 from roofcast.analyzer.compdb import CompileDatabase, CompileUnit
-from roofcast.analyzer.sass import KernelSass, LineCounts, classify_kernel, parse_disassembly
+from roofcast.analyzer.sass import (
+    KernelSass,
+    LineCounts,
+    Loop,
+    classify_kernel,
+    parse_disassembly,
+)
 from roofcast.analyzer.toolchain import (
     ClangCuda,
     ToolchainError,
@@ -45,7 +51,7 @@ from roofcast.analyzer.toolrun import (
 
 #: seconds one compiler or nvdisasm run may take
 #: bumped when what the cache holds changes meaning
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _STD = re.compile(r"^(?:gnu|c)\+\+(\d+)$")
 
@@ -292,6 +298,10 @@ def _to_json(unit: UnitSass) -> dict:
                     for g in k.groups
                 ],
                 "regions": [[r, w] for r, w in k.regions.items()],
+                "loops": [
+                    [lp.start, lp.end, lp.line, lp.unroll, lp.remainder, lp.copies]
+                    for lp in k.loops
+                ],
             }
             for name, k in unit.kernels.items()
         },
@@ -321,7 +331,18 @@ def _from_json(data: dict) -> UnitSass | None:
             int(r): [tuple((str(f), int(n)) for f, n in w) for w in wheres]
             for r, wheres in k["regions"]
         }
-        kernels[name] = KernelSass(name, groups, [], int(k["dropped"]), found)
+        loops = [
+            Loop(
+                int(start),
+                int(end),
+                (str(line[0]), int(line[1])) if line else None,
+                int(unroll),
+                bool(remainder),
+                int(copies),
+            )
+            for start, end, line, unroll, remainder, copies in k["loops"]
+        ]
+        kernels[name] = KernelSass(name, groups, loops, int(k["dropped"]), found)
     return UnitSass(kernels, str(data.get("error", "")), cached=True)
 
 

@@ -71,7 +71,7 @@ from roofcast.features.symbolic import (
     zero_thread_position,
 )
 from roofcast.features.traffic import Access, Dim
-from roofcast.features.vector import FeatureVector
+from roofcast.features.vector import CallSite, FeatureVector
 from roofcast.gpu_specs.opclasses import PRECISION_BYTES
 
 _CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast", "dynamic_cast"})
@@ -162,6 +162,8 @@ class Frame:
     id: int
     trip: sympy.Expr
     assigned: frozenset[str]
+    #: the loop's (file, first line, last line): compile mode's call sites (S14)
+    span: tuple[str, int, int] = ("", 0, 0)
 
 
 class WorkBudgetExceeded(Exception):
@@ -228,6 +230,9 @@ class KernelLowering:
         self.placing: tuple[str, sympy.Expr | None, int, int, bool] | None = None  # `place`
         self.source_file = ir.file  # the file of the statements walked (an inlined callee's)
         self.frame_base = 0  # frames of the function being walked start here (compile mode)
+        #: the inlined call being walked: (its number, the kernel's line it is on) (S14)
+        self.inlined_at: tuple[int, tuple[str, int]] | None = None
+        self.own_lines: set[tuple[str, int]] = set()  # lines noted in the kernel's function
 
     # ---------------------------------------------------------------- limits
     def spend(self, amount: int = 1) -> None:
@@ -1578,12 +1583,13 @@ class KernelLowering:
         saved_scopes = self.scopes
         self.scopes = [*self.scopes[:1], {**members, **scope}]
         self.member_stack.append(members)
-        outer = self.source_file, self.frame_base
+        outer = self.source_file, self.frame_base, self.inlined_at
+        self.inlined_at = (self.call_counter, (str(self.ir.file), self.current_line))
         self.source_file, self.frame_base = str(callee.file), len(self.frames)
         try:
             self.stmt(body)
         finally:
-            self.source_file, self.frame_base = outer
+            self.source_file, self.frame_base, self.inlined_at = outer
             self.member_stack.pop()
             self.scopes = saved_scopes
             self.inline_depth -= 1
@@ -2143,7 +2149,9 @@ class KernelLowering:
     def push_frame(self, trip: sympy.Expr, node: tree_sitter.Node, variable: str = "") -> Frame:
         line = node.start_point[0] + 1 + self.line_offset
         loop = self.lowered.add_loop(trip, line, variable)
-        frame = Frame(id=loop.id, trip=trip, assigned=self.assigned_in(node))
+        last = node.end_point[0] + 1 + self.line_offset
+        span = (str(self.source_file), line, last)
+        frame = Frame(id=loop.id, trip=trip, assigned=self.assigned_in(node), span=span)
         self.frames.append(frame)
         if self.track_lines:
             self.note_line(node)  # a loop's own line (its test and update) runs once per trip
@@ -2157,6 +2165,15 @@ class KernelLowering:
         function (docs/counting.md S3); the innermost statement of a line is noted last."""
         where = (self.source_file, node.start_point[0] + 1 + self.line_offset)
         self.fv.line_loops[where] = tuple(f.trip for f in self.frames[self.frame_base :])
+        # S14: an inlined callee's line also keeps, per inlined call, every loop around it
+        if self.inlined_at is None:
+            self.own_lines.add(where)
+            self.fv.line_sites.pop(where, None)
+        elif where not in self.own_lines:
+            call, site = self.inlined_at
+            self.fv.line_sites.setdefault(where, {})[call] = CallSite(
+                site, tuple(f.trip for f in self.frames), tuple(f.span for f in self.frames)
+            )
 
     def pop_frame(self, frame: Frame) -> None:
         self.frames.remove(frame)

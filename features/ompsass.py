@@ -105,7 +105,7 @@ def recount_openmp(
         features.counted_from, features.counted_why = "source", why
         return
     body, per_thread = split_region(sass, features.line_loops)
-    by_line = line_class_counts(body, features.line_loops)
+    by_line = line_class_counts(body, features.line_loops, features.line_sites)
     summed: dict[str, sympy.Expr] = {}
     for counts in by_line.values():
         for cls, n in counts.items():

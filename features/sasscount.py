@@ -1,24 +1,51 @@
 """Compile-mode counts: a kernel's classed SASS (analyzer.sass) times how often each source
 line runs per thread (the counter's loop trip counts), into the FeatureVector's FLOP and
-integer fields (docs/counting.md, section "Compile mode", rules S3, S5, S7)."""
+integer fields (docs/counting.md, section "Compile mode", rules S3, S5, S7, S14)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import sympy
 from roofcast.analyzer.compile import Compiler, template_args
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.sass import CLASSES, KernelSass
-from roofcast.features.vector import FeatureVector
+from roofcast.features.vector import CallSite, FeatureVector
 
 Where = tuple[str, int]
 
 
 def _normalised(line_loops: Mapping[Where, tuple]) -> dict[Where, tuple]:
-    return {(os.path.realpath(f), line): trips for (f, line), trips in line_loops.items()}
+    return {(_real(f), line): trips for (f, line), trips in line_loops.items()}
+
+
+@functools.cache
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def _normalised_sites(
+    line_sites: Mapping[Where, Mapping[int, CallSite]],
+) -> dict[Where, list[CallSite]]:
+    """S14: per callee line, its distinct sites (an inlined call walked twice, or two calls
+    alike, are one site), with real paths."""
+    out: dict[Where, list[CallSite]] = {}
+    for (file, line), calls in line_sites.items():
+        sites: list[CallSite] = []
+        for site in calls.values():
+            real = CallSite(
+                (_real(site.call[0]), site.call[1]),
+                site.trips,
+                tuple((_real(f), first, last) for f, first, last in site.spans),
+            )
+            if real not in sites:
+                sites.append(real)
+        if sites:
+            out[(_real(file), line)] = sites
+    return out
 
 
 def _frames(where: tuple[Where, ...], loops: Mapping[Where, tuple]) -> tuple:
@@ -27,11 +54,76 @@ def _frames(where: tuple[Where, ...], loops: Mapping[Where, tuple]) -> tuple:
     if not where:
         return ()
     outer = where[-1]
-    frames = loops.get((os.path.realpath(outer[0]), outer[1]), ())
+    frames = loops.get((_real(outer[0]), outer[1]), ())
     if len(where) > 1:
         inner = where[0]
-        frames = frames + loops.get((os.path.realpath(inner[0]), inner[1]), ())
+        frames = frames + loops.get((_real(inner[0]), inner[1]), ())
     return frames
+
+
+#: where a group's instructions count: (their share, the trips of the loops around them,
+#: the line they count at)
+Placement = tuple[sympy.Expr, tuple, Where]
+
+
+def _agreement(site: CallSite, around: set[Where], elsewhere: set[Where]) -> tuple[int, int]:
+    """S14: how well a call site fits instructions inside the kept loops whose back edges
+    are `around` (the kernel's other kept loops' are `elsewhere`): (minus its loops that
+    were kept but are not around them, its loops that are). A loop of the site with no
+    kept loop's back edge in its lines was unrolled fully: it says nothing."""
+    inside = not_here = 0
+    for file, first, last in site.spans:
+        if any(f == file and first <= n <= last for f, n in around):
+            inside += 1
+        elif any(f == file and first <= n <= last for f, n in elsewhere):
+            not_here += 1
+    return -not_here, inside
+
+
+def _run_trips(site: CallSite, edges: set[Where]) -> tuple:
+    """S14: a site's trips, less those of its one-trip loops with no kept loop's back edge
+    on their first line (the compiler keeps such a loop as straight code): S5 keeps the
+    outer trips of as many loops as are kept around an instruction, and a loop that is
+    not kept would shift them."""
+    return tuple(
+        trip
+        for trip, (file, first, _) in zip(site.trips, site.spans, strict=True)
+        if trip != 1 or (file, first) in edges
+    )
+
+
+def _placements(
+    sass: KernelSass, loops: Mapping[Where, tuple], sites: Mapping[Where, list]
+) -> list[list[Placement]]:
+    """Per group (in `sass.groups` order), where its instructions run (S5, S14).
+
+    With inline chains (nvcc's), or on a line of the kernel's own function, one placement:
+    S5's trips, at the outermost location. Without chains (clang's line tables), an
+    instruction on a line of an inlined callee counts at the sites the counter inlined it
+    at, each with the trips of all the loops around that site and then the callee line's
+    own: of those sites, the ones whose loops best agree with the kept loops around the
+    instructions (S14), each taking an equal share (the copies, one per site, all show
+    the callee's line)."""
+    chained = any(len(group.where) > 1 for group in sass.groups)
+    edges = {loop.start: loop.line for loop in sass.loops if not loop.remainder and loop.line}
+    out: list[list[Placement]] = []
+    for group in sass.groups:
+        where = group.where
+        key = (_real(where[0][0]), where[0][1]) if where else None
+        found = sites.get(key) if key and not chained and len(where) == 1 else None
+        if not found:
+            line = where[-1] if where else ("", 0)
+            out.append([(sympy.Integer(1), _frames(where, loops), line)])
+            continue
+        around = {(_real(f), n) for f, n in (edges[s] for s in group.loops if s in edges)}
+        every = {(_real(f), n) for f, n in edges.values()}
+        elsewhere = every - around
+        scores = [_agreement(site, around, elsewhere) for site in found]
+        best = max(scores)
+        chosen = [site for site, score in zip(found, scores, strict=True) if score == best]
+        share = sympy.Rational(1, len(chosen))
+        out.append([(share, _run_trips(site, every), site.call) for site in chosen])
+    return out
 
 
 def _unseen(where: tuple[Where, ...], loops: Mapping[Where, tuple]) -> bool:
@@ -44,24 +136,28 @@ def _unseen(where: tuple[Where, ...], loops: Mapping[Where, tuple]) -> bool:
     return (file, line) not in loops and any(f == file for f, _ in loops)
 
 
-def _loop_frames(sass: KernelSass, loops: Mapping[Where, tuple]) -> dict[tuple[int, ...], tuple]:
+def _loop_frames(
+    sass: KernelSass, placed: Sequence[Sequence[Placement]]
+) -> dict[tuple[int, ...], tuple]:
     """S5: per nest of kept loops, the source trips of its lines that lie in as many source
     loops as it has kept ones (the longest such, then the most instructions). What runs in
     a kept loop runs once per trip, even on a line the counter saw outside it: the test
     and update of a `for` header split over lines, code the compiler moved into the loop."""
     best: dict[tuple[int, ...], tuple[int, int, tuple]] = {}
-    for group in sass.groups:
-        frames = _frames(group.where, loops)
-        if not group.loops or len(frames) < group.depth:
-            continue
-        weight = (len(frames), sum(group.counts.values()))
-        if group.loops not in best or weight > best[group.loops][:2]:
-            best[group.loops] = (*weight, frames)
+    for group, places in zip(sass.groups, placed, strict=True):
+        for _, frames, _ in places:
+            if not group.loops or len(frames) < group.depth:
+                continue
+            weight = (len(frames), sum(group.counts.values()))
+            if group.loops not in best or weight > best[group.loops][:2]:
+                best[group.loops] = (*weight, frames)
     return {nest: frames for nest, (_, _, frames) in best.items()}
 
 
 def _own_copies(
-    sass: KernelSass, loops: Mapping[Where, tuple], borrowed: Mapping[tuple[int, ...], tuple]
+    sass: KernelSass,
+    placed: Sequence[Sequence[Placement]],
+    borrowed: Mapping[tuple[int, ...], tuple],
 ) -> dict[tuple[int, ...], int]:
     """S8: per kept loop (its nest), how many times its body repeats: the gcd of the FP and
     global-memory class counts of the lines directly in it, each line's counts first
@@ -70,12 +166,9 @@ def _own_copies(
     those trips are not constants dividing the counts). Nests without FP or global work
     are left out (their copies stay the reader's, by opcode)."""
     found: dict[tuple[int, ...], list[int]] = {}
-    for group in sass.groups:
+    for group, places in zip(sass.groups, placed, strict=True):
         if not group.loops:
             continue
-        frames = _frames(group.where, loops)
-        if len(frames) < group.depth:
-            frames = borrowed.get(group.loops, frames)
         work = [
             n
             for cls, n in group.counts.items()
@@ -83,23 +176,29 @@ def _own_copies(
         ]
         if not work:
             continue
-        inner = sympy.Mul(*frames[group.depth :])
-        if (
-            isinstance(inner, sympy.Integer)
-            and inner > 0
-            and all(n % int(inner) == 0 for n in work)
-        ):
-            work = [n // int(inner) for n in work]
-        else:
-            work = [1]
-        found.setdefault(group.loops, []).extend(work)
+        for _, frames, _ in places:
+            if len(frames) < group.depth:
+                frames = borrowed.get(group.loops, frames)
+            inner = sympy.Mul(*frames[group.depth :])
+            if (
+                isinstance(inner, sympy.Integer)
+                and inner > 0
+                and all(n % int(inner) == 0 for n in work)
+            ):
+                found.setdefault(group.loops, []).extend(n // int(inner) for n in work)
+            else:
+                found.setdefault(group.loops, []).append(1)
     return {nest: math.gcd(*work) for nest, work in found.items()}
 
 
-def class_counts(sass: KernelSass, line_loops: Mapping[Where, tuple]) -> dict[str, sympy.Expr]:
+def class_counts(
+    sass: KernelSass,
+    line_loops: Mapping[Where, tuple],
+    line_sites: Mapping[Where, Mapping[int, CallSite]] | None = None,
+) -> dict[str, sympy.Expr]:
     """Per-thread executions by class (and `load_N`/`store_N` global accesses of N bytes):
     the sum over the kernel's lines of `line_class_counts`."""
-    return _summed(line_class_counts(sass, line_loops))
+    return _summed(line_class_counts(sass, line_loops, line_sites))
 
 
 def _summed(by_line: Mapping[Where, Mapping[str, sympy.Expr]]) -> dict[str, sympy.Expr]:
@@ -110,8 +209,22 @@ def _summed(by_line: Mapping[Where, Mapping[str, sympy.Expr]]) -> dict[str, symp
     return out
 
 
+def _in_loop(
+    where: tuple[Where, ...], loops: Mapping[Where, tuple], sites: Mapping[Where, list]
+) -> bool:
+    """S9: whether a location lies in a source loop, its call sites' loops included (S14:
+    a callee's line in a line table without inline chains)."""
+    if _frames(where, loops) or _unseen(where, loops):
+        return True
+    if len(where) != 1:
+        return False
+    return any(site.trips for site in sites.get((_real(where[0][0]), where[0][1]), ()))
+
+
 def line_class_counts(
-    sass: KernelSass, line_loops: Mapping[Where, tuple]
+    sass: KernelSass,
+    line_loops: Mapping[Where, tuple],
+    line_sites: Mapping[Where, Mapping[int, CallSite]] | None = None,
 ) -> dict[Where, dict[str, sympy.Expr]]:
     """Per-thread executions by class, per line of the kernel's own function (the outermost
     location: an inlined callee's instructions count at their call site).
@@ -122,35 +235,40 @@ def line_class_counts(
     A line inside d source loops but only D < d kept loops counts the outer D loops' trips:
     the inner ones were unrolled fully, each copy is an instruction of its own. A kept loop
     without a remainder whose body repeats c times (S8) is unrolled c times when its
-    source trip count is a constant c divides."""
+    source trip count is a constant c divides. Without inline chains, a callee's line
+    counts at the sites the counter inlined it at (`line_sites`, S14)."""
     loops = _normalised(line_loops)
+    sites = _normalised_sites(line_sites or {})
+    chained = any(len(group.where) > 1 for group in sass.groups)
+    placed = _placements(sass, loops, sites)
     slow = {
         region
         for region, wheres in sass.regions.items()
-        if not any(_frames(where, loops) or _unseen(where, loops) for where in wheres)
+        if not any(_in_loop(where, loops, {} if chained else sites) for where in wheres)
     }
-    borrowed = _loop_frames(sass, loops)
-    repeated = _own_copies(sass, loops, borrowed)
+    borrowed = _loop_frames(sass, placed)
+    repeated = _own_copies(sass, placed, borrowed)
     out: dict[Where, dict[str, sympy.Expr]] = {}
-    for group in sass.groups:
+    for group, places in zip(sass.groups, placed, strict=True):
         if slow.intersection(group.regions):
             continue  # S9: a branched-over slow path
-        frames = _frames(group.where, loops)
-        if len(frames) < group.depth and group.loops in borrowed:
-            frames = borrowed[group.loops]  # S5: a line the counter saw outside the loop
-        kept = frames[: min(group.depth, len(frames))]
-        unroll = group.unroll
-        # S8: a constant trip count the copies divide (not in a nest with a remainder loop)
-        if group.unroll == 1:
-            for k, trip in enumerate(kept):
-                seen = group.copies[k] if k < len(group.copies) else 1
-                copies = repeated.get(group.loops[: k + 1], seen)
-                if copies > 1 and isinstance(trip, sympy.Integer) and int(trip) % copies == 0:
-                    unroll *= copies
-        runs = sympy.Mul(*kept) / unroll if kept else sympy.Integer(1)
-        line = out.setdefault(group.where[-1] if group.where else ("", 0), {})
-        for cls, n in group.counts.items():
-            line[cls] = line.get(cls, sympy.Integer(0)) + n * runs
+        for share, frames, at in places:
+            if len(frames) < group.depth and group.loops in borrowed:
+                frames = borrowed[group.loops]  # S5: a line the counter saw outside the loop
+            kept = frames[: min(group.depth, len(frames))]
+            unroll = group.unroll
+            # S8: a constant trip count the copies divide (not in a nest with a remainder loop)
+            if group.unroll == 1:
+                for k, trip in enumerate(kept):
+                    seen = group.copies[k] if k < len(group.copies) else 1
+                    copies = repeated.get(group.loops[: k + 1], seen)
+                    if copies > 1 and isinstance(trip, sympy.Integer) and int(trip) % copies == 0:
+                        unroll *= copies
+            runs = sympy.Mul(*kept) / unroll if kept else sympy.Integer(1)
+            runs = runs * share
+            line = out.setdefault(at, {})
+            for cls, n in group.counts.items():
+                line[cls] = line.get(cls, sympy.Integer(0)) + n * runs
     return out
 
 
@@ -199,7 +317,7 @@ def recount(
     if sass is None:
         features.counted_from, features.counted_why = "source", why
         return
-    by_line = line_class_counts(sass, features.line_loops)
+    by_line = line_class_counts(sass, features.line_loops, features.line_sites)
     apply_sass(features, _summed(by_line))
     own = os.path.realpath(ir.file)
     features.sass_by_line = {

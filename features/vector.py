@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import sympy
 from roofcast.features.mathfuncs import SPECIAL_COSTS
@@ -18,6 +19,21 @@ from roofcast.features.mathfuncs import SPECIAL_COSTS
 SPECIAL_FLOP_WEIGHTS: Mapping[str, Mapping[str, int]] = SPECIAL_COSTS
 
 Number = sympy.Expr
+
+
+class CallSite(NamedTuple):
+    """Compile mode (S14): one place a line of an inlined callee was walked at, for line
+    tables without inlined-at locations (clang's), which put the callee's instructions at
+    its own lines only."""
+
+    #: the kernel's statement the call is in: (the kernel's file, its line)
+    call: tuple[str, int]
+    #: trip counts of every loop around the line there, the callers' (the kernel's first)
+    #: then its own, outermost first
+    trips: tuple[sympy.Expr, ...]
+    #: those loops' (file, first line, last line), to tell which kept loops are theirs
+    spans: tuple[tuple[str, int, int], ...]
+
 
 #: the structure counts tallied per loop context besides FLOPs and global load/store bytes
 STRUCTURE_FIELDS: tuple[str, ...] = (
@@ -120,6 +136,9 @@ class FeatureVector:
     line_nests: dict[int, list[str]] = field(default_factory=dict)
     #: (file, line) -> trip counts of the loops around it in its function (compile mode, S3)
     line_loops: dict[tuple[str, int], tuple[sympy.Expr, ...]] = field(default_factory=dict)
+    #: (file, line) of an inlined callee -> each inlined call that walked it (its number)
+    #: -> where (compile mode, S14); no entry for a line of the kernel's own function
+    line_sites: dict[tuple[str, int], dict[int, CallSite]] = field(default_factory=dict)
     #: compile mode, for `explain`: line of the kernel's file -> per-thread FLOPs and int
     #: ops its SASS runs (S7's fields: flops_sp, flops_dp, flops_hp, int_ops)
     sass_by_line: dict[int, dict[str, sympy.Expr]] = field(default_factory=dict)
