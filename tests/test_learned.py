@@ -272,3 +272,33 @@ def test_batched_predictions_equal_one_at_a_time():
             single.confidence,
         )
         assert kernel.verdict.bound == verdict.bound
+
+
+def test_the_default_corrects_sass_counted_kernels_with_the_compiled_counts_model(tmp_path):
+    """Both packaged models ship; kernels that compile mode counted from SASS take the
+    compiled-counts model and the others the source-counts one, in one batch, in order."""
+    from roofcast.analyzer.compile import Compiler, find_tools
+    from roofcast.predictors import default_predictor
+    from roofcast.predictors.learned import ModeAwarePredictor
+
+    assert packaged_model_path(compiled=True).is_file()
+    predictor = default_predictor()
+    assert isinstance(predictor, ModeAwarePredictor)
+    source = tmp_path / "k.cu"
+    source.write_text(
+        "__global__ void axpy(int n, float a, const float* x, float* y) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i < n) y[i] = a * x[i] + y[i];\n}\n"
+    )
+    gpu = load_gpu("a100")
+    plain = analyze_paths([source], gpu, {"n": "1048576"}, predictor)
+    assert [k.verdict.details["model"] for k in plain.kernels] == ["source counts"]
+    if find_tools().missing():
+        pytest.skip(f"compile mode tools missing: {find_tools().missing()}")
+    compiler = Compiler("sm_80", cache_root=tmp_path / "cache")
+    both = analyze_paths([source], gpu, {"n": "1048576"}, predictor, compiler=compiler)
+    (kernel,) = both.kernels
+    assert kernel.features.counted_from == "sass"
+    assert kernel.verdict.details["model"] == "compiled counts"
+    # the same kernel, corrected by the other forest: the two models are not one file
+    assert predictor.compiled.forest is not predictor.forest

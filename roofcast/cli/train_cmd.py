@@ -56,7 +56,7 @@ def train(
         rows = load_manifest(manifest)
     except ManifestError as exc:
         fail(str(exc))
-    destination = output or packaged_model_path()
+    destination = output or packaged_model_path(compiled=compile_sass)
     if output is None and not os.access(destination.parent, os.W_OK):
         fail(f"{destination.parent} is not writable; pass --output")
     console = Console(stderr=True)

@@ -42,10 +42,14 @@ MODEL_FORMAT = 2
 #: the classes the model predicts an intensity for, in its files' order
 MODEL_CLASSES = LABEL_CLASSES
 DEFAULT_MODEL = "baseline.json.gz"
+#: the model trained on compile mode's counts (`train --compile`): SASS-counted FLOPs and
+#: int ops err differently from source counts, so their corrections are learned apart
+COMPILED_MODEL = "baseline-compiled.json.gz"
 
 
-def packaged_model_path() -> Path:
-    return Path(str(resources.files("roofcast.predictors").joinpath("models", DEFAULT_MODEL)))
+def packaged_model_path(compiled: bool = False) -> Path:
+    name = COMPILED_MODEL if compiled else DEFAULT_MODEL
+    return Path(str(resources.files("roofcast.predictors").joinpath("models", name)))
 
 
 @lru_cache(maxsize=4)
@@ -102,7 +106,15 @@ class LearnedPredictor:
         if not target.is_file():
             raise FileNotFoundError(f"no learned model at {target}; run `roofcast train`")
         stat = target.stat()
-        return _read_model(target.resolve(), stat.st_mtime_ns, stat.st_size)
+        predictor = _read_model(target.resolve(), stat.st_mtime_ns, stat.st_size)
+        compiled = packaged_model_path(compiled=True)
+        if path is None and compiled.is_file():
+            # the packaged pair: kernels counted from SASS take the compiled-counts model
+            stat = compiled.stat()
+            return ModeAwarePredictor(
+                predictor, _read_model(compiled.resolve(), stat.st_mtime_ns, stat.st_size)
+            )
+        return predictor
 
     def predict_corrections(self, X: np.ndarray) -> dict[str, np.ndarray]:
         """Unclipped corrections (decades) per class. Rows in chunks: the forest's working
@@ -177,3 +189,42 @@ def _shown(value: float) -> str:
 def static_log_intensity(value: float) -> float:
     """log10 of a static intensity as the features and training targets write it."""
     return math.log10(max(value, 0.0) + EPS_AI) if math.isfinite(value) else 3.0
+
+
+class ModeAwarePredictor(LearnedPredictor):
+    """The packaged source-counts model, with the compiled-counts one for kernels that
+    compile mode counted from SASS (`counted_from == "sass"`); each verdict's details name
+    the model that corrected it."""
+
+    def __init__(self, source: LearnedPredictor, compiled: LearnedPredictor) -> None:
+        self.__dict__.update(source.__dict__)
+        self.compiled = compiled
+
+    def predict(self, items: Sequence[Item], gpu: GPU) -> list[Verdict]:
+        items = check_items(items, gpu)
+        from_sass = [i for i, (k, _) in enumerate(items) if k.features.counted_from == "sass"]
+        if not from_sass:
+            verdicts = super().predict(items, gpu)
+            for verdict in verdicts:
+                verdict.details["model"] = "source counts"
+            return verdicts
+        chosen = set(from_sass)
+        rest = [i for i in range(len(items)) if i not in chosen]
+        out: list[Verdict | None] = [None] * len(items)
+        for indices, model, label in (
+            (from_sass, self.compiled, "compiled counts"),
+            (rest, None, "source counts"),
+        ):
+            if not indices:
+                continue
+            subset = [items[i] for i in indices]
+            found = (
+                model.predict(subset, gpu)
+                if model is not None
+                else LearnedPredictor.predict(self, subset, gpu)
+            )
+            for i, verdict in zip(indices, found, strict=True):
+                verdict.details["model"] = label
+                out[i] = verdict
+        return [cast(Verdict, v) for v in out]
+
