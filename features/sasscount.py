@@ -4,7 +4,6 @@ integer fields (docs/counting.md, section "Compile mode", rules S3, S5, S7, S14)
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -13,6 +12,7 @@ import sympy
 from roofcast.analyzer.compile import Compiler, template_args
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.sass import CLASSES, KernelSass
+from roofcast.analyzer.session import SessionMemo
 from roofcast.features.vector import CallSite, FeatureVector
 
 Where = tuple[str, int]
@@ -22,9 +22,8 @@ def _normalised(line_loops: Mapping[Where, tuple]) -> dict[Where, tuple]:
     return {(_real(f), line): trips for (f, line), trips in line_loops.items()}
 
 
-@functools.cache
-def _real(path: str) -> str:
-    return os.path.realpath(path)
+#: a path with its links resolved, once per analysis session (links may change between)
+_real: SessionMemo[str, str] = SessionMemo(os.path.realpath)
 
 
 def _normalised_sites(

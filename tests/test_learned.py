@@ -278,6 +278,7 @@ def test_the_default_corrects_sass_counted_kernels_with_the_compiled_counts_mode
     """Both packaged models ship; kernels that compile mode counted from SASS take the
     compiled-counts model and the others the source-counts one, in one batch, in order."""
     from roofcast.analyzer.compile import Compiler, find_tools
+
     from roofcast.predictors import default_predictor
     from roofcast.predictors.learned import ModeAwarePredictor
 
