@@ -23,7 +23,7 @@ from roofcast.analyzer.compile import Compiler, template_args
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.ompcompile import offload_for
 from roofcast.analyzer.sass import KernelSass, LineCounts
-from roofcast.features.sasscount import apply_sass, flop_counts, line_class_counts
+from roofcast.features.sasscount import apply_sass, flop_counts, line_class_counts, own_lines
 from roofcast.features.vector import FeatureVector
 
 Where = tuple[str, int]
@@ -112,11 +112,6 @@ def recount_openmp(
             summed[cls] = summed.get(cls, sympy.Integer(0)) + n
     apply_sass(features, summed)
     features.runtime_per_thread = per_thread_counts(per_thread)
-    own = os.path.realpath(ir.file)
-    features.sass_by_line = {
-        line: flop_counts(counts)
-        for (file, line), counts in by_line.items()
-        if os.path.realpath(file) == own
-    }
+    features.sass_by_line = own_lines(by_line, ir.file)
     features.counted_from = "sass"
     features.counted_why = offload.describe()

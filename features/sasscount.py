@@ -318,11 +318,16 @@ def recount(
         return
     by_line = line_class_counts(sass, features.line_loops, features.line_sites)
     apply_sass(features, _summed(by_line))
-    own = os.path.realpath(ir.file)
-    features.sass_by_line = {
-        line: flop_counts(counts)
-        for (file, line), counts in by_line.items()
-        if os.path.realpath(file) == own
-    }
+    features.sass_by_line = own_lines(by_line, ir.file)
     features.counted_from = "sass"
     features.counted_why = compiler.how(ir.file, ir.name)
+
+
+def own_lines(by_line: Mapping[Where, Mapping[str, sympy.Expr]], file: str) -> dict:
+    """`explain`'s per-line FLOPs and int ops: the lines of the kernel's own file."""
+    own = os.path.realpath(file)
+    return {
+        line: flop_counts(counts)
+        for (path, line), counts in by_line.items()
+        if os.path.realpath(path) == own
+    }
