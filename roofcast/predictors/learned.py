@@ -110,10 +110,7 @@ class LearnedPredictor:
         compiled = packaged_model_path(compiled=True)
         if path is None and compiled.is_file():
             # the packaged pair: kernels counted from SASS take the compiled-counts model
-            stat = compiled.stat()
-            return ModeAwarePredictor(
-                predictor, _read_model(compiled.resolve(), stat.st_mtime_ns, stat.st_size)
-            )
+            return ModeAwarePredictor(predictor, compiled)
         return predictor
 
     def predict_corrections(self, X: np.ndarray) -> dict[str, np.ndarray]:
@@ -196,9 +193,16 @@ class ModeAwarePredictor(LearnedPredictor):
     compile mode counted from SASS (`counted_from == "sass"`); each verdict's details name
     the model that corrected it."""
 
-    def __init__(self, source: LearnedPredictor, compiled: LearnedPredictor) -> None:
+    def __init__(self, source: LearnedPredictor, compiled: Path) -> None:
         self.__dict__.update(source.__dict__)
-        self.compiled = compiled
+        self.compiled_path = compiled
+
+    @property
+    def compiled(self) -> LearnedPredictor:
+        """The compiled-counts model, read when a kernel counted from SASS first needs it
+        (most runs count from source: the hook's start does not pay for it)."""
+        stat = self.compiled_path.stat()
+        return _read_model(self.compiled_path.resolve(), stat.st_mtime_ns, stat.st_size)
 
     def predict(self, items: Sequence[Item], gpu: GPU) -> list[Verdict]:
         items = check_items(items, gpu)
