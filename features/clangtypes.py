@@ -175,6 +175,11 @@ def clang_types(ir: KernelIR, resolver: TypeResolver) -> tuple[ClangTypes | None
 
 def declarator_column(node: tree_sitter.Node) -> int:
     """The 1-based column of the name a declarator declares (clang's column)."""
+    return _declared_node(node).start_point[1] + 1
+
+
+def _declared_node(node: tree_sitter.Node) -> tree_sitter.Node:
+    """The identifier a declarator declares, or the innermost node reached without one."""
     for _ in range(64):
         if node.type in ("identifier", "field_identifier"):
             break
@@ -185,7 +190,7 @@ def declarator_column(node: tree_sitter.Node) -> int:
                 break
             inner = names[0]
         node = inner
-    return node.start_point[1] + 1
+    return node
 
 
 def _at(declarations: Declarations, key: tuple[str, int, str], column: int) -> ClangType | None:
@@ -255,15 +260,8 @@ def _parameter_positions(function: tree_sitter.Node) -> dict[str, tuple[int, int
 
 
 def _declared_name(node: tree_sitter.Node) -> tuple[str, int]:
-    column = declarator_column(node)
-    for _ in range(64):
-        if node.type in ("identifier", "field_identifier"):
-            return node.text.decode("utf-8", "replace") if node.text else "", column
-        inner = node.child_by_field_name("declarator")
-        if inner is None:
-            names = [c for c in node.named_children if c.type == "identifier"]
-            if not names:
-                break
-            inner = names[0]
-        node = inner
+    found = _declared_node(node)
+    column = found.start_point[1] + 1
+    if found.type in ("identifier", "field_identifier") and found.text:
+        return found.text.decode("utf-8", "replace"), column
     return "", column

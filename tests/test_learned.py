@@ -301,5 +301,6 @@ def test_the_default_corrects_sass_counted_kernels_with_the_compiled_counts_mode
     (kernel,) = both.kernels
     assert kernel.features.counted_from == "sass"
     assert kernel.verdict.details["model"] == "compiled counts"
-    # the same kernel, corrected by the other forest: the two models are not one file
-    assert predictor.compiled.forest is not predictor.forest
+    # and its verdict is the compiled-counts model's own, not the source model's
+    (alone,) = predictor.compiled.predict([(kernel, None)], gpu)
+    assert kernel.verdict.intensities == alone.intensities
