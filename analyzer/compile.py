@@ -4,7 +4,8 @@ and keep each kernel's classed SASS (analyzer.sass), cached on disk.
 A unit the compile database builds with clang (`clang++ -x cuda`, or a .cu given to clang)
 is compiled with clang again (analyzer.toolchain finds one and a CUDA tree for it): clang's
 device code differs from nvcc's, and the build's is what ran. Every other unit, and a clang
-unit where no clang toolchain is found (said per kernel), is compiled with nvcc.
+unit where no clang toolchain is found (said per kernel), is compiled with nvcc; where nvcc
+is missing (no CUDA toolkit, only clang and the `compile` extra), clang compiles them too.
 
 Commands are data: compilers run with an argument list, never through a shell, and -D
 values are passed as single arguments. Any failure (tool missing, unit not compiling, kernel absent
@@ -443,7 +444,8 @@ class Compiler:
 
     def plan(self, source: Path, output: Path) -> Plan:
         """The unit's own clang command where the database builds it with clang and a
-        clang toolchain is found; else the nvcc command (saying why, for a clang unit)."""
+        clang toolchain is found; else the nvcc command (saying why, for a clang unit), or
+        without nvcc, clang with nvcc's default flags."""
         unit = self.database.unit_for(source) if self.database is not None else None
         assert self.arch is not None
         nvcc_how = f"nvcc -arch={self.arch}"
