@@ -2506,6 +2506,8 @@ _FLAT_LEAVES = frozenset(
     }
 )
 _COMPOUND = object()  # `_value_leaf`: the node has operands
+
+
 def _value_or_remainder(how: tuple, operands: list[sympy.Expr]) -> sympy.Expr | None:
     """`apply_value`, with `a % b` of a symbolic `a` (`threadIdx.x % 16`, `idx % n`) kept as
     sympy's Mod: an index's remainder has a known range (rule T11), where unknown it had none."""

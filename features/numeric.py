@@ -81,7 +81,9 @@ def _snapped(x: Number) -> Number:
 _FUNCTIONS: dict[str, Callable[..., Number]] = {
     "ceiling": lambda x: math.ceil(_snapped(x)),
     "floor": lambda x: math.floor(_snapped(x)),
-    "Mod": lambda a, b: math.fmod(a, b) if isinstance(a, float) or isinstance(b, float) else _c_remainder(a, b),
+    "Mod": lambda a, b: (
+        math.fmod(a, b) if isinstance(a, float) or isinstance(b, float) else _c_remainder(a, b)
+    ),
     "Max": max,
     "Min": min,
     "log": _log,
