@@ -4,7 +4,7 @@ The per-thread count charges every thread's first touch of an element to DRAM. A
 moves far less: neighbouring threads share sectors, threads running at the same time share
 elements (a stencil's halo, a GEMM's rows and columns), and while the data fits in L2 a
 second touch is a hit. Nsight Compute flushes the caches before each replayed kernel, so
-the compulsory footprint is the floor. Rules T1-T10 in docs/counting.md.
+the compulsory footprint is the floor. Rules T1-T11 in docs/counting.md.
 """
 
 from __future__ import annotations
