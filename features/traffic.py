@@ -385,17 +385,20 @@ def launch_traffic(
         decision = "wave fits L2"
     else:
         decision = "spills L2"
-    runs, run_footprints = 1, {}
+    runs, run_footprints, later = 1.0, {}, 0.0
     if decision == "spills L2":
         runs, run_footprints = _reuse_runs(sites, dims, extents, values, lanes, arrays, machine)
+        later = _later_share(dims, extents, machine, block_threads)
     for traffic in arrays.values():
         traffic.dram_load, traffic.dram_store = traffic.load_footprint, traffic.store_footprint
         if decision == "spills L2" and traffic.requested > 0:
-            # T5: blocks share data through L2 only while what the blocks between two sharers
-            # touch fits; each run of blocks that keeps its sharing reads its own footprint
+            # T5: the first wave starts together and shares in step; the blocks after it start
+            # as others end, and share through L2 only while what the blocks between two
+            # sharers touch fits: each run of blocks that keeps its sharing reads its own
             moved = traffic.load_footprint + traffic.store_footprint
             per_run = run_footprints.get(traffic.array, moved)
-            charged = min(traffic.requested, max(moved, runs * per_run))
+            staggered = later * runs * per_run
+            charged = min(traffic.requested, max(moved, traffic.wave_footprint + staggered))
             scale = charged / moved if moved else 1.0
             traffic.dram_load *= scale
             traffic.dram_store *= scale
@@ -523,8 +526,7 @@ def _wave(
     blocks = [d for d in dims if d.role == "block"]
     if not blocks or not block_threads:
         return dict(extents), 1
-    per_sm = min(machine.blocks_per_sm, max(1, int(machine.threads_per_sm // block_threads)))
-    resident = machine.sms * per_sm
+    resident = _resident(machine, block_threads)
     grid = math.prod(extents[d.symbol] for d in blocks)
     waves = max(1, math.ceil(grid / resident))
     if waves == 1:
@@ -536,3 +538,24 @@ def _wave(
         wave[dim.symbol] = max(1.0, min(full, left))
         left = max(1.0, math.ceil(left / full))
     return wave, waves
+
+
+def _resident(machine: Machine, block_threads: float) -> int:
+    """Blocks resident at once over the GPU (T4): an upper bound, as `_RESIDENCY` says."""
+    return machine.sms * min(
+        machine.blocks_per_sm, max(1, int(machine.threads_per_sm // block_threads))
+    )
+
+
+def _later_share(
+    dims: Sequence[Dim],
+    extents: Mapping[sympy.Symbol, float],
+    machine: Machine,
+    block_threads: float | None,
+) -> float:
+    """The share of the grid's blocks that start after the first wave (T5)."""
+    blocks = [d for d in dims if d.role == "block"]
+    if not blocks or not block_threads:
+        return 0.0
+    grid = math.prod(extents[d.symbol] for d in blocks)
+    return max(0.0, grid - _resident(machine, block_threads)) / grid

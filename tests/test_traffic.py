@@ -146,17 +146,19 @@ def test_gemm_waves_in_and_out_of_l2(tmp_path):
     assert dram["waves"] == -(-((n // 16) ** 2) // (108 * 8)) == 19
     assert dram["l2_decision"] == "wave fits L2"
     assert dram["load"] == 2 * 4 * n * n + LAUNCH_OVERHEAD
-    # n = 4096: one wave touches all 64 MiB of B (spills, T5). Blocks sharing a row of A are
-    # neighbours: between them one block's strips pass (512 KiB), so A is read once. Blocks
-    # sharing a column of B are a row of 256 blocks apart: between them all 64 MiB of B pass,
-    # more than L2, so each of the 256 block rows reads B again
+    # n = 4096: one wave touches all 64 MiB of B (spills, T5). The first wave (864 blocks, 4
+    # block rows begun) shares in step. After it, blocks sharing a row of A are neighbours:
+    # between them one block's strips pass (512 KiB), so A is read once more; blocks sharing a
+    # column of B are a row of 256 blocks apart: between them all 64 MiB of B pass, more than
+    # L2, so each block row reads B again
     n = 4096
     k = launch(tmp_path, GEMM, {"N": str(n)}, (16, 16, 1), (n // 16, n // 16, 1))["gemm"]
     dram = k["dram_bytes"]
     assert dram["waves"] == 76 and dram["l2_decision"] == "spills L2"
     a = arrays(k)
-    assert a["B"]["dram_bytes"]["load"] == (n // 16) * 64 * MIB
-    assert a["A"]["dram_bytes"]["load"] == 4 * n * n
+    later = ((n // 16) ** 2 - 864) / (n // 16) ** 2
+    assert a["B"]["dram_bytes"]["load"] == pytest.approx(64 * MIB * (1 + later * (n // 16)))
+    assert a["A"]["dram_bytes"]["load"] == pytest.approx(4 * 16 * 4 * n + later * 4 * n * n)
     assert a["C"]["dram_bytes"]["store"] == 64 * MIB
     assert k["bound"] == "compute"
 
@@ -164,8 +166,8 @@ def test_gemm_waves_in_and_out_of_l2(tmp_path):
 @pytest.mark.rule("T5")
 def test_blocks_whose_own_data_spills_l2_share_nothing():
     """Direct: one array every block reads whole (64 MiB, over a per-thread loop), on an L2 of
-    1 MiB. Between two blocks' use of one element the next block walks all 64 MiB: each of
-    the 1024 blocks reads it from DRAM, not once per wave."""
+    1 MiB. The first wave (4 blocks) reads it in step, once; after it, between two blocks'
+    use of one element the next block walks all 64 MiB: each later block reads it again."""
     t, b, lam = (sympy.Symbol(n, integer=True, nonnegative=True) for n in ("t", "b", "l"))
     dims = [
         Dim(t, sympy.Integer(256), "lane"),
@@ -177,7 +179,7 @@ def test_blocks_whose_own_data_spills_l2_share_nothing():
     out = launch_traffic([shared], dims, {}, 256 * 1024, machine, block_threads=256)
     assert out is not None and out.decision == "spills L2"
     assert out.waves == 1024 // 4
-    assert out.arrays[0].dram_load == 1024 * 64 * MIB
+    assert out.arrays[0].dram_load == (1 + 1020) * 64 * MIB
 
 
 @pytest.mark.rule("T11")
@@ -299,7 +301,7 @@ def test_textbook_dram_bytes_match_the_hand_counts():
         assert kernel.resolved.dram is not None, entry.id
         ratio = kernel.resolved.dram.total / entry.expected_dram.total
         assert 0.5 <= ratio <= 2, (entry.id, ratio)
-        if any(f in str(entry.source) for f in exact_families):
+        if any(f in str(entry.source) for f in exact_families) and "regblock" not in entry.id:
             assert ratio == pytest.approx(1, rel=0.05), (entry.id, ratio)
             near += 1
         else:
@@ -407,7 +409,8 @@ def test_block_sharing_survives_only_while_the_run_between_sharers_fits_l2():
     """Direct: an 8 x 8 grid of 32 x 4 blocks walking a loop of 1024. `a` (one 4 KiB row per
     block row) is shared by x neighbours; `b` (128 KiB per block column, shared
     by the block's 4 thread rows) by blocks a row of 8 apart. One block touches 132 KiB, one
-    row of blocks 1 MiB + 4 KiB, one wave (32 blocks) more than either L2 below."""
+    row of blocks 1 MiB + 4 KiB, one wave (16 blocks: two rows, in step) 1 MiB + 8 KiB: more
+    than either L2 below. After the first wave, 48 of the 64 blocks."""
     tx, ty, bx, by, k = (
         sympy.Symbol(n, integer=True, nonnegative=True) for n in ("tx", "ty", "bx", "by", "k")
     )
@@ -423,16 +426,17 @@ def test_block_sharing_survives_only_while_the_run_between_sharers_fits_l2():
     threads = 128 * 64
 
     def run(l2: int) -> dict[str, float]:
-        machine = Machine(l2_bytes=l2, sms=32, threads_per_sm=128, blocks_per_sm=4)
+        machine = Machine(l2_bytes=l2, sms=16, threads_per_sm=128, blocks_per_sm=4)
         out = launch_traffic([a, b], dims, {}, threads, machine, block_threads=128)
-        assert out is not None and out.waves == 2 and out.decision == "spills L2"
+        assert out is not None and out.waves == 4 and out.decision == "spills L2"
         return {t.array: t.dram_load for t in out.arrays}
 
-    # 512 KiB: a block fits (x neighbours share `a`: read once), a row does not (each of the
-    # 8 block rows reads all of `b` again)
-    assert run(512 * 1024) == {"a": 8 * 4096, "b": 8 * MIB}
-    # 64 KiB: not even one block fits: every block reads its own row of `a`
-    assert run(64 * 1024) == {"a": 64 * 4096, "b": 8 * MIB}
+    # 512 KiB: a block fits (x neighbours share `a`: its footprint), a row does not (each of
+    # the later 6 block rows reads all of `b` again, after the first wave's 1 MiB); by waves,
+    # `b` would be 4 x 1 MiB
+    assert run(512 * 1024) == {"a": 8 * 4096, "b": 1 * MIB + 6 * MIB}
+    # 64 KiB: not even one block fits: every later block reads its own row of `a`
+    assert run(64 * 1024) == {"a": 2 * 4096 + 48 * 4096, "b": 1 * MIB + 6 * MIB}
 
 
 @pytest.mark.rule("T11")
