@@ -55,3 +55,15 @@ def test_unbound_names_and_unknown_functions_are_refused():
         evaluate(N + 1, {})
     with pytest.raises(NotNumeric):
         evaluate(sympy.gamma(N), {"n": 3})
+
+
+@pytest.mark.rule("T11")
+def test_a_remainder_evaluates_as_c_does():
+    """`a % b` kept symbolic (T11) takes the dividend's sign, as C's `%` does, where sympy's
+    Mod would take the divisor's."""
+    rem = sympy.Mod(N, B)
+    assert evaluate(rem, {"n": 1000, "blockDim_x": 256}) == 1000 % 256
+    assert evaluate(rem, {"n": -7, "blockDim_x": 3}) == -1
+    assert evaluate(rem, {"n": 7, "blockDim_x": -3}) == 1
+    with pytest.raises(NotNumeric):
+        evaluate(rem, {"n": 7, "blockDim_x": 0})

@@ -454,3 +454,29 @@ def test_a_remainder_ranges_over_its_period():
     runs = Access("w", sympy.Mod(t, 16) + 16 * b, 4, 4, False, sympy.Integer(1), 1)
     out = launch_traffic([runs], dims, {}, 256 * 64, machine, block_threads=256)
     assert out is not None and out.arrays[0].load_footprint == 64 * 64
+
+
+@pytest.mark.rule("T11", "T5")
+def test_a_gemm_with_one_d_blocks_places_its_columns_by_remainder(tmp_path):
+    """16 x 16 outputs per 256-thread 1D block, column `t % 16`, at n = 4096 (48 MiB, beyond
+    the A100's L2): the remainder places B's columns, so B moves as in the 2D GEMM above
+    (the first wave's 64 MiB, then once per later block row), not its requested bytes."""
+    source = """\
+    __global__ void gemm1d(const float* A, const float* B, float* C, int n) {
+      int t = threadIdx.x;
+      int r = blockIdx.y * 16 + t / 16;
+      int c = blockIdx.x * 16 + t % 16;
+      float s = 0.0f;
+      for (int k = 0; k < n; ++k)
+        s += A[r * n + k] * B[k * n + c];
+      C[r * n + c] = s;
+    }
+    """
+    n = 4096
+    k = launch(tmp_path, source, {"n": str(n)}, (256, 1, 1), (n // 16, n // 16, 1))["gemm1d"]
+    a = arrays(k)
+    assert a["B"]["from_index"] and a["C"]["from_index"]
+    assert a["C"]["dram_bytes"]["store"] == 4 * n * n
+    later = ((n // 16) ** 2 - 864) / (n // 16) ** 2
+    assert a["B"]["dram_bytes"]["load"] == pytest.approx(64 * MIB * (1 + later * (n // 16)))
+    assert a["B"]["dram_bytes"]["load"] < a["B"]["requested_bytes"] / 2
