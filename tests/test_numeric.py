@@ -35,8 +35,11 @@ def test_evaluation_equals_sympy_substitution_on_random_counts():
     checked = 0
     for _ in range(400):
         expr = _random_count(rng)
-        values = {"n": rng.choice([1, 7, 1000, 1024, 4096]), "blockDim_x": rng.choice([1, 3, 256]),
-                  "gridDim_x": rng.choice([1, 80, 1024])}
+        values = {
+            "n": rng.choice([1, 7, 1000, 1024, 4096]),
+            "blockDim_x": rng.choice([1, 3, 256]),
+            "gridDim_x": rng.choice([1, 80, 1024]),
+        }
         exact = expr.xreplace({symbol(k): sympy.Integer(v) for k, v in values.items()})
         assert float(evaluate(expr, values)) == pytest.approx(float(exact), rel=1e-12), expr
         checked += 1
