@@ -441,7 +441,7 @@ class KernelLowering:
                 _, how, count = task
                 operands = done[len(done) - count :]
                 del done[len(done) - count :]
-                done.append(None if None in operands else _apply_value(how, operands))
+                done.append(None if None in operands else _value_or_remainder(how, operands))
                 continue
             _, node, depth = task
             while node is not None and node.type in ("parenthesized_expression", "cast_expression"):
@@ -2506,6 +2506,17 @@ _FLAT_LEAVES = frozenset(
     }
 )
 _COMPOUND = object()  # `_value_leaf`: the node has operands
+
+
+def _value_or_remainder(how: tuple, operands: list[sympy.Expr]) -> sympy.Expr | None:
+    """`apply_value`, with `a % b` of a symbolic `a` (`threadIdx.x % 16`, `idx % n`) kept as
+    sympy's Mod: an index's remainder has a known range (rule T11), where unknown it had none."""
+    value = _apply_value(how, operands)
+    if value is None and how == ("binary", "%") and not operands[1].is_zero:
+        return sympy.Mod(*operands)
+    return value
+
+
 _VALUE_OPERATIONS = frozenset(
     {
         "parenthesized_expression",

@@ -81,8 +81,19 @@ def _snapped(x: Number) -> Number:
 _FUNCTIONS: dict[str, Callable[..., Number]] = {
     "ceiling": lambda x: math.ceil(_snapped(x)),
     "floor": lambda x: math.floor(_snapped(x)),
+    "Mod": lambda a, b: (
+        math.fmod(a, b) if isinstance(a, float) or isinstance(b, float) else _c_remainder(a, b)
+    ),
     "Max": max,
     "Min": min,
     "log": _log,
     "Abs": abs,
 }
+
+
+def _c_remainder(a: Number, b: Number) -> Number:
+    """C's `%`: the remainder takes the dividend's sign (sympy's Mod takes the divisor's)."""
+    if b == 0:
+        raise NotNumeric("division by zero")
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r

@@ -4,7 +4,7 @@ The per-thread count charges every thread's first touch of an element to DRAM. A
 moves far less: neighbouring threads share sectors, threads running at the same time share
 elements (a stencil's halo, a GEMM's rows and columns), and while the data fits in L2 a
 second touch is a hit. Nsight Compute flushes the caches before each replayed kernel, so
-the compulsory footprint is the floor. Rules T1-T10 in docs/counting.md.
+the compulsory footprint is the floor. Rules T1-T11 in docs/counting.md.
 """
 
 from __future__ import annotations
@@ -173,10 +173,14 @@ def _affine(
     if any(s not in extents for s in bound.free_symbols):
         return None
     terms = bound.as_coefficients_dict()
-    if any(t != 1 and t not in extents and not isinstance(t, sympy.floor) for t in terms):
+    if any(
+        t != 1 and t not in extents and not isinstance(t, (sympy.floor, sympy.Mod)) for t in terms
+    ):
         terms = sympy.expand(bound).as_coefficients_dict()  # products of sums: distribute
     constant = 0.0
     coefficients: dict[sympy.Symbol, float] = {}
+    #: T11: (coefficient, the remainder's range, the dims its dividend moves over)
+    remainders: list[tuple[float, _Range, frozenset[sympy.Symbol]]] = []
     for term, coefficient in terms.items():
         if term == 1:
             constant += float(coefficient)
@@ -188,11 +192,18 @@ def _affine(
                 return None
             for s, c in inner.items():
                 coefficients[s] = coefficients.get(s, 0.0) + float(coefficient) * c
+        elif isinstance(term, sympy.Mod):
+            remainder = _remainder(term, extents, lanes)
+            if remainder is None:
+                return None
+            over = frozenset(term.args[0].free_symbols) & frozenset(extents)
+            remainders.append((float(coefficient), remainder, over))
         else:
             return None
     low = high = constant
     count = 1.0
     lane_step = None
+    counted: set[sympy.Symbol] = set()
     for s, c in coefficients.items():
         extent = max(1.0, extents[s])
         if c == 0:
@@ -200,9 +211,37 @@ def _affine(
         reach = c * (extent - 1)
         low, high = (low + min(0.0, reach)), (high + max(0.0, reach))
         count *= extent
+        counted.add(s)
         if s in lanes:
             lane_step = abs(c)
+    for c, rem, over in remainders:
+        reach = c * rem.high
+        low, high = (low + min(0.0, reach)), (high + max(0.0, reach))
+        for s in over - counted:  # `e / 8` and `e % 8` visit the places of `e` once
+            count *= max(1.0, extents[s])
+            counted.add(s)
+        if rem.lane_step is not None:
+            # neighbouring lanes fall in one period of the `%`: its step is theirs
+            lane_step = abs(c) * rem.lane_step
     return _Range(low, high, high - low + 1, count, lane_step)
+
+
+def _remainder(
+    term: sympy.Mod, extents: Mapping[sympy.Symbol, float], lanes: frozenset[sympy.Symbol]
+) -> _Range | None:
+    """`a % b` over the dims, `a` affine and non-negative, `b` a number (rule T11): it takes
+    `min(b, places of a)` values from 0 to `min(b, high of a + 1) - 1`."""
+    dividend, divisor = term.args
+    if not divisor.is_number or float(divisor) <= 0:
+        return None
+    inner = _affine(dividend, extents, {}, lanes)
+    if inner is None or inner.low < 0:
+        return None
+    period = float(divisor)
+    high = min(period - 1, inner.high)
+    places = min(period, inner.count, high + 1)
+    step = inner.lane_step if inner.lane_step is not None and inner.lane_step < period else None
+    return _Range(0.0, high, high + 1, places, step)
 
 
 def _affine_floor(arg: sympy.Expr, extents) -> dict[sympy.Symbol, float] | None:
@@ -279,6 +318,7 @@ def launch_traffic(
     wave_sums: dict[str, float] = {}
     wave_spans: dict[str, list[tuple[float, float, int]]] = {}
     unplaced: dict[tuple[tuple[str, bool], tuple[int, ...]], float] = {}  # T10
+    sites: list[_Site] = []  # each access placed, for the runs of blocks of T5
     for access in accesses:
         traffic = arrays.setdefault(access.array, ArrayTraffic(access.array))
         traffic.lines.add(access.line)
@@ -311,8 +351,10 @@ def launch_traffic(
                 footprint = requested
             sums[key] = sums.get(key, 0.0) + footprint
             wave_sums[access.array] = wave_sums.get(access.array, 0.0) + footprint / waves
+            sites.append(_Site(access.array, None, access.unit, width, footprint))
             continue
         footprint = min(_footprint(rng, access.unit, width), requested)
+        sites.append(_Site(access.array, index, access.unit, width, footprint))
         sums[key] = sums.get(key, 0.0) + footprint
         spans.setdefault(key, []).append((rng.low, rng.high, access.unit))
         wave_rng = _affine(index, wave_extents, values, lanes) if waves > 1 else rng
@@ -343,13 +385,21 @@ def launch_traffic(
         decision = "wave fits L2"
     else:
         decision = "spills L2"
+    runs, run_footprints, later = 1.0, {}, 0.0
+    if decision == "spills L2":
+        runs, run_footprints = _reuse_runs(sites, dims, extents, values, lanes, arrays, machine)
+        later = _later_share(dims, extents, machine, block_threads)
     for traffic in arrays.values():
         traffic.dram_load, traffic.dram_store = traffic.load_footprint, traffic.store_footprint
         if decision == "spills L2" and traffic.requested > 0:
-            # T5: reuse between waves is lost, reuse inside a wave (threads in step) kept
+            # T5: the first wave starts together and shares in step; the blocks after it start
+            # as others end, and share through L2 only while what the blocks between two
+            # sharers touch fits: each run of blocks that keeps its sharing reads its own
             moved = traffic.load_footprint + traffic.store_footprint
-            per_wave = min(traffic.requested, max(moved, waves * traffic.wave_footprint))
-            scale = per_wave / moved if moved else 1.0
+            per_run = run_footprints.get(traffic.array, moved)
+            staggered = later * runs * per_run
+            charged = min(traffic.requested, max(moved, traffic.wave_footprint + staggered))
+            scale = charged / moved if moved else 1.0
             traffic.dram_load *= scale
             traffic.dram_store *= scale
     return LaunchTraffic(
@@ -386,6 +436,85 @@ def _union_bytes(ranges: list[tuple[float, float, int]]) -> float:
     return total + end - start
 
 
+@dataclass(frozen=True)
+class _Site:
+    """One access as T5 re-places it over a run of blocks."""
+
+    array: str
+    index: sympy.Expr | None  # None: not placed by the dims (T6, T8, T10)
+    unit: int
+    width: int
+    footprint: float  # over the whole launch
+
+
+def _run_footprints(
+    sites: Sequence[_Site],
+    extents: Mapping[sympy.Symbol, float],
+    values: Mapping[str, float],
+    lanes: frozenset[sympy.Symbol],
+    arrays: Mapping[str, ArrayTraffic],
+    runs: float,
+) -> dict[str, float]:
+    """Each array's footprint over one run of blocks (`extents`): T2 over the run, the union
+    of its accesses' ranges; an unplaced access's share is its launch footprint / runs."""
+    sums: dict[str, float] = {}
+    spans: dict[str, list[tuple[float, float, int]]] = {}
+    for site in sites:
+        rng = _affine(site.index, extents, values, lanes) if site.index is not None else None
+        if rng is None:
+            share = site.footprint / runs
+        else:
+            share = min(_footprint(rng, site.unit, site.width), site.footprint)
+            spans.setdefault(site.array, []).append((rng.low, rng.high, site.unit))
+        sums[site.array] = sums.get(site.array, 0.0) + share
+    out: dict[str, float] = {}
+    for array, total in sums.items():
+        union = _union_bytes(spans.get(array, []))
+        if arrays[array].exact and union:
+            total = min(total, union)
+        traffic = arrays[array]
+        out[array] = min(total, traffic.load_footprint + traffic.store_footprint)
+    return out
+
+
+def _reuse_runs(
+    sites: Sequence[_Site],
+    dims: Sequence[Dim],
+    extents: Mapping[sympy.Symbol, float],
+    values: Mapping[str, float],
+    lanes: frozenset[sympy.Symbol],
+    arrays: Mapping[str, ArrayTraffic],
+    machine: Machine,
+) -> tuple[float, dict[str, float]]:
+    """The runs of consecutive blocks that keep their sharing through L2, and each array's
+    footprint over one run (rule T5, a layer condition over the grid).
+
+    Blocks start in linear order and, once the first wave retires, one starts as another ends,
+    so two blocks `d` apart in that order reach the same point of their work (the same
+    iteration of a long loop, or their one pass) `d` block-lifetimes / resident apart: in
+    between, the resident blocks touch about what `d` consecutive blocks touch over their
+    lifetime. Blocks that share data along block dim k (x: the next block; y: the next row of
+    blocks; z: the next plane) are the extents of the dims before k apart, so their sharing
+    survives in L2 when the footprint of that run of blocks (dims before k whole, k and
+    after one) fits. The kept dims are a prefix (each run holds the one before it); the
+    first dim that fails cuts the grid into runs whose sharing is lost between them."""
+    blocks = [d for d in dims if d.role == "block"]
+    run: dict[sympy.Symbol, float] = dict(extents)
+    for d in blocks:
+        run[d.symbol] = 1.0
+    runs = math.prod(extents[d.symbol] for d in blocks)
+    footprints = _run_footprints(sites, run, values, lanes, arrays, runs)
+    for dim in blocks:
+        if sum(footprints.values()) > machine.l2_bytes:
+            break  # blocks sharing along `dim` are a run apart that does not fit
+        wider = dict(run)
+        wider[dim.symbol] = extents[dim.symbol]
+        wider_runs = runs / extents[dim.symbol]
+        run, runs = wider, wider_runs
+        footprints = _run_footprints(sites, run, values, lanes, arrays, runs)
+    return runs, footprints
+
+
 def _wave(
     dims: Sequence[Dim],
     extents: dict[sympy.Symbol, float],
@@ -397,8 +526,7 @@ def _wave(
     blocks = [d for d in dims if d.role == "block"]
     if not blocks or not block_threads:
         return dict(extents), 1
-    per_sm = min(machine.blocks_per_sm, max(1, int(machine.threads_per_sm // block_threads)))
-    resident = machine.sms * per_sm
+    resident = _resident(machine, block_threads)
     grid = math.prod(extents[d.symbol] for d in blocks)
     waves = max(1, math.ceil(grid / resident))
     if waves == 1:
@@ -410,3 +538,24 @@ def _wave(
         wave[dim.symbol] = max(1.0, min(full, left))
         left = max(1.0, math.ceil(left / full))
     return wave, waves
+
+
+def _resident(machine: Machine, block_threads: float) -> int:
+    """Blocks resident at once over the GPU (T4): an upper bound, as `_RESIDENCY` says."""
+    return machine.sms * min(
+        machine.blocks_per_sm, max(1, int(machine.threads_per_sm // block_threads))
+    )
+
+
+def _later_share(
+    dims: Sequence[Dim],
+    extents: Mapping[sympy.Symbol, float],
+    machine: Machine,
+    block_threads: float | None,
+) -> float:
+    """The share of the grid's blocks that start after the first wave (T5)."""
+    blocks = [d for d in dims if d.role == "block"]
+    if not blocks or not block_threads:
+        return 0.0
+    grid = math.prod(extents[d.symbol] for d in blocks)
+    return max(0.0, grid - _resident(machine, block_threads)) / grid

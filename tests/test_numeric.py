@@ -35,8 +35,11 @@ def test_evaluation_equals_sympy_substitution_on_random_counts():
     checked = 0
     for _ in range(400):
         expr = _random_count(rng)
-        values = {"n": rng.choice([1, 7, 1000, 1024, 4096]), "blockDim_x": rng.choice([1, 3, 256]),
-                  "gridDim_x": rng.choice([1, 80, 1024])}
+        values = {
+            "n": rng.choice([1, 7, 1000, 1024, 4096]),
+            "blockDim_x": rng.choice([1, 3, 256]),
+            "gridDim_x": rng.choice([1, 80, 1024]),
+        }
         exact = expr.xreplace({symbol(k): sympy.Integer(v) for k, v in values.items()})
         assert float(evaluate(expr, values)) == pytest.approx(float(exact), rel=1e-12), expr
         checked += 1
@@ -55,3 +58,15 @@ def test_unbound_names_and_unknown_functions_are_refused():
         evaluate(N + 1, {})
     with pytest.raises(NotNumeric):
         evaluate(sympy.gamma(N), {"n": 3})
+
+
+@pytest.mark.rule("T11")
+def test_a_remainder_evaluates_as_c_does():
+    """`a % b` kept symbolic (T11) takes the dividend's sign, as C's `%` does, where sympy's
+    Mod would take the divisor's."""
+    rem = sympy.Mod(N, B)
+    assert evaluate(rem, {"n": 1000, "blockDim_x": 256}) == 1000 % 256
+    assert evaluate(rem, {"n": -7, "blockDim_x": 3}) == -1
+    assert evaluate(rem, {"n": 7, "blockDim_x": -3}) == 1
+    with pytest.raises(NotNumeric):
+        evaluate(rem, {"n": 7, "blockDim_x": 0})
