@@ -166,6 +166,11 @@ class LineCounts:
     regions: tuple[int, ...] = ()
     #: the start addresses of the kept loops around, outermost first (S5's loop identity)
     loops: tuple[int, ...] = ()
+    #: S15: the start of the called function the instructions lie in (-1: the kernel's own
+    #: code); such instructions run once per executed call of it
+    callee: int = -1
+    #: S15: how many `CALL`s to each called function (by start) the group holds
+    calls: Counter[int] = field(default_factory=Counter)
 
 
 @dataclass
@@ -248,10 +253,60 @@ def _copies(insts: list[Instruction], loop: tuple, raw: list[tuple]) -> int:
     return math.gcd(*found.values()) if found else 1
 
 
+def callee_name(target: str) -> str:
+    """The function a CALL target names: clang places a device function it did not inline
+    in the kernel's section as `$<kernel>$<function>`, the toolkit its routines as
+    `$__internal_N_$<routine>`; a function of its own section is named as is."""
+    return target.rsplit("$", 1)[-1] if target.startswith("$") else target
+
+
+def program_function(target: str) -> bool:
+    """S15: whether a CALL target is a function of the program (run on every call), not a
+    toolkit routine (a name reserved to the implementation: `__internal_accurate_pow`,
+    `__cuda_sm20_div_rn_f64_full`, S6's slow paths) nor a local label (`.L_x_7`, a
+    compiler's jump to a function's return)."""
+    name = callee_name(target)
+    return bool(name) and not name.startswith(("__", ".")) and name not in _RUNTIME
+
+
+#: the device runtime's functions (their code is not in the unit)
+_RUNTIME = frozenset({"malloc", "free", "vprintf", "printf", "__assertfail"})
+
+
+def called_functions(function: SassFunction) -> dict[int, int]:
+    """S15: start -> end (exclusive) of every function of the program that the kernel
+    calls and whose code lies in its section: from its label to the next called
+    routine's label (a function ends where the next begins; several `RET`s may end
+    it) or to the end."""
+    named = sorted(
+        {
+            function.labels[i.target]
+            for i in function.instructions
+            if i.base == "CALL" and i.target in function.labels and not i.target.startswith(".")
+        }
+    )
+    program = {
+        function.labels[i.target]
+        for i in function.instructions
+        if i.base == "CALL" and i.target in function.labels and program_function(i.target)
+    }
+    last = function.instructions[-1].address + 1 if function.instructions else 0
+    out = {}
+    for n, start in enumerate(named):
+        if start in program:
+            out[start] = named[n + 1] if n + 1 < len(named) else last
+    return out
+
+
 def slow_path_addresses(function: SassFunction) -> set[int]:
     """Rule S6: addresses of subroutines reached by CALL (the `__internal_*` slow paths of
-    division, sqrt and the like), from their label to their RET."""
-    targets = {i.target for i in function.instructions if i.base == "CALL"}
+    division, sqrt and the like), from their label to their RET; not the functions of the
+    program (S15)."""
+    targets = {
+        i.target
+        for i in function.instructions
+        if i.base == "CALL" and i.target and not program_function(i.target)
+    }
     starts = {function.labels[t] for t in targets if t in function.labels}
     out: set[int] = set()
     inside = False
@@ -384,11 +439,56 @@ def _complementary(insts: list[Instruction], labels: dict[str, int]) -> set[int]
     return drop
 
 
-def classify_kernel(function: SassFunction) -> KernelSass:
-    """Group a kernel's instructions by (source location, kept loops around them)."""
+def with_callees(
+    function: SassFunction, functions: dict[str, SassFunction], limit: int = 64
+) -> SassFunction:
+    """S15: the kernel with the functions of the program it calls that have sections of
+    their own (nvcc's `CALL.ABS.NOINC` to a `__noinline__` function) appended after its
+    code, each under its name as a label and with its own labels made unique, as clang
+    places them: a CALL then reaches its callee's code in one function. At most `limit`
+    functions are appended (transitively called ones included)."""
+    merged = SassFunction(function.name, list(function.instructions), dict(function.labels))
+    todo = [function]
+    added = 0
+    while todo and added < limit:
+        current = todo.pop()
+        for inst in current.instructions:
+            target = inst.target
+            if inst.base != "CALL" or not target or target in merged.labels:
+                continue
+            callee = functions.get(target)
+            if callee is None or not callee.instructions or not program_function(target):
+                continue
+            base = (merged.instructions[-1].address if merged.instructions else 0) + 16
+            base -= callee.instructions[0].address
+            renamed = {label: f"{target}{label}" for label in callee.labels}
+            merged.labels[target] = callee.instructions[0].address + base
+            for label, address in callee.labels.items():
+                merged.labels[renamed[label]] = address + base
+            for own in callee.instructions:
+                operands = own.operands
+                if own.target in renamed:
+                    operands = operands.replace(f"`({own.target})", f"`({renamed[own.target]})")
+                merged.instructions.append(
+                    Instruction(own.address + base, own.opcode, operands, own.where, own.guard)
+                )
+            todo.append(callee)
+            added += 1
+    return merged
+
+
+def classify_kernel(
+    function: SassFunction, functions: dict[str, SassFunction] | None = None
+) -> KernelSass:
+    """Group a kernel's instructions by (source location, kept loops around them, the
+    called function they lie in); `functions` (the unit's) supplies the functions of the
+    program it calls that have sections of their own (S15)."""
+    if functions:
+        function = with_callees(function, functions)
     loops = find_loops(function)
     slow = slow_path_addresses(function) | exclusive_paths(function, loops)
     regions = branched_over(function, loops)
+    called = called_functions(function)
     groups: dict[tuple, LineCounts] = {}
     dropped = 0
     for inst in function.instructions:
@@ -403,20 +503,31 @@ def classify_kernel(function: SassFunction) -> KernelSass:
         ordered = sorted(around, key=lambda x: (x.start, -x.end))
         copies = tuple(loop.copies for loop in ordered)
         starts = tuple(loop.start for loop in ordered)
-        key = (inst.where, len(around), unroll, copies, inside, starts)
+        callee = next((s for s, e in called.items() if s <= inst.address < e), -1)
+        key = (inst.where, len(around), unroll, copies, inside, starts, callee)
         group = groups.get(key)
         if group is None:
             group = LineCounts(
-                inst.where, len(around), unroll, copies=copies, regions=inside, loops=starts
+                inst.where,
+                len(around),
+                unroll,
+                copies=copies,
+                regions=inside,
+                loops=starts,
+                callee=callee,
             )
             groups[key] = group
+        if inst.base == "CALL" and inst.target in function.labels:
+            start = function.labels[inst.target]
+            if start in called and start != callee:  # recursion: depth unknown (S15)
+                group.calls[start] += 1
         cls = op_class(inst)
         if cls is not None:
             group.counts[cls] += 1
         width = global_width(inst)
         if width is not None:
             group.counts[f"{width[0]}_{width[1]}"] += 1
-    kept = [g for g in groups.values() if g.counts]
+    kept = [g for g in groups.values() if g.counts or g.calls]
     found = {i: list(wheres) for i, (_, _, wheres) in enumerate(regions)}
     return KernelSass(function.name, kept, loops, dropped, found)
 
