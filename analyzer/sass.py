@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 #: rule S1: SASS opcode (before the first `.`) -> Nsight Compute's `sass_thread_inst_executed_op_*`
@@ -226,17 +227,44 @@ def find_loops(function: SassFunction) -> list[Loop]:
         groups.setdefault((parent(loop), loop[2]), []).append(loop)
     loops: list[Loop] = []
     for members in groups.values():
-        main = max(members, key=lambda r: (r[1] - r[0], -r[0]))
-        rest = [r for r in members if r is not main]
-        unroll = 1
-        if rest:
-            smallest = min(work(r) for r in rest)
-            if smallest > 0:
-                unroll = max(1, round(work(main) / smallest))
-        copies = 1 if rest else _copies(insts, main, raw)
-        loops.append(Loop(main[0], main[1], main[2], unroll, copies=copies))
-        loops.extend(Loop(r[0], r[1], r[2], 1, remainder=True) for r in rest)
+        for main, rest in _mains(members, work):
+            unroll = 1
+            if rest:
+                smallest = min(work(r) for r in rest)
+                if smallest > 0:
+                    unroll = max(1, round(work(main) / smallest))
+            copies = 1 if rest else _copies(insts, main, raw)
+            loops.append(Loop(main[0], main[1], main[2], unroll, copies=copies))
+            loops.extend(Loop(r[0], r[1], r[2], 1, remainder=True) for r in rest)
     return sorted(loops, key=lambda loop: (loop.start, -loop.end))
+
+
+def _mains(
+    members: list[tuple[int, int, tuple[str, int] | None]],
+    work: Callable[[tuple[int, int, object]], int],
+) -> list[tuple[tuple, list[tuple]]]:
+    """Rule S4: loops of one source line in one parent loop, as (main loop, its remainder
+    loops). The largest is a main loop; a loop after a main loop (before the next main
+    one) with at most two thirds of its work instructions is its remainder (a compiler
+    places the remainder after the unrolled loop: 1/2, 1/4 ... of its body). Any other
+    is a main loop too: a copy of the same loop (a function inlined twice, whose line
+    table without inline chains gives both copies the callee's lines)."""
+    largest = max(members, key=lambda r: (r[1] - r[0], -r[0]))
+    mains = {largest[:2]}
+    out: list[tuple[tuple, list[tuple]]] = []
+    current: tuple[tuple, list[tuple]] | None = None
+    for loop in sorted(members, key=lambda r: r[0]):
+        if (
+            current is not None
+            and loop[:2] not in mains
+            and loop[0] > current[0][1]
+            and 3 * work(loop) <= 2 * work(current[0])
+        ):
+            current[1].append(loop)
+            continue
+        current = (loop, [])
+        out.append(current)
+    return out
 
 
 def _copies(insts: list[Instruction], loop: tuple, raw: list[tuple]) -> int:

@@ -160,3 +160,41 @@ def test_which_call_targets_are_the_programs_functions() -> None:
     assert not program_function("$__internal_0_$__cuda_sm20_div_rn_f64_full")
     assert not program_function(".L_x_17")
     assert not program_function("malloc")
+
+
+# Written for these tests: clang's line table without inline chains, a function with a
+# loop of m trips (line 4) inlined twice: both copies' back edges are on line 4, one loop
+# after the other and alike in size; the second is no remainder of the first.
+TWICE = """\
+        .section        .text._Z1kPfi,"ax",@progbits
+_Z1kPfi:
+        //## File "/s/k.cu", line 9
+        /*0000*/                   MOV R2, RZ ;
+.L_x_0:
+        //## File "/s/k.cu", line 4
+        /*0010*/                   LDG.E R6, [R4.64] ;
+        /*0020*/                   FFMA R2, R6, R6, R2 ;
+        /*0030*/                   IADD3 R5, R5, 0x1, RZ ;
+        /*0040*/                   ISETP.GE.AND P0, PT, R5, c[0x0][0x168], PT ;
+        /*0050*/              @!P0 BRA `(.L_x_0) ;
+.L_x_1:
+        //## File "/s/k.cu", line 4
+        /*0060*/                   LDG.E R6, [R4.64] ;
+        /*0070*/                   FFMA R3, R6, R6, R3 ;
+        /*0080*/                   IADD3 R7, R7, 0x1, RZ ;
+        /*0090*/                   ISETP.GE.AND P0, PT, R7, c[0x0][0x168], PT ;
+        /*00a0*/              @!P0 BRA `(.L_x_1) ;
+        //## File "/s/k.cu", line 10
+        /*00b0*/                   EXIT ;
+.L_x_2:
+        /*00c0*/                   BRA `(.L_x_2);
+"""
+
+
+@pytest.mark.rule("S4")
+def test_two_copies_of_a_loop_on_one_line_are_both_main_loops() -> None:
+    sass = classify_kernel(parse_disassembly(TWICE)["_Z1kPfi"])
+    assert [loop.remainder for loop in sass.loops] == [False, False]
+    m = sympy.Symbol("m")
+    counts = class_counts(sass, {("/s/k.cu", 4): (m,)})
+    assert counts["ffma"] == 2 * m  # one FFMA per trip in each copy
