@@ -326,6 +326,51 @@ def called_functions(function: SassFunction) -> dict[int, int]:
     return out
 
 
+def remainder_chunks(function: SassFunction, loops: list[Loop]) -> set[int]:
+    """Rule S4: addresses of straight-line copies of an unrolled loop's body between the
+    main loop and its last remainder loop (a ladder: the main loop unrolled 16 times, one
+    8-fold chunk, then remainder loops). S5 counts the main loop's body trip count / U
+    times, every iteration; a chunk runs iterations the remainder would, as remainder
+    loops do, so it is off the main path like them. Only the instructions on source lines
+    of the main loop's body are: what follows the loop in the source stays."""
+    insts = function.instructions
+    out: set[int] = set()
+    for main in loops:
+        if main.remainder:
+            continue
+        rest = [
+            lp
+            for lp in loops
+            if lp.remainder
+            and lp.line == main.line
+            and lp.start > main.end
+            and _parent(lp, loops) == _parent(main, loops)
+        ]
+        if not rest:
+            continue
+        end = max(lp.end for lp in rest)
+        body = {i.where for i in insts if main.start <= i.address <= main.end and i.where}
+        out.update(
+            i.address
+            for i in insts
+            if main.end < i.address < end
+            and i.where in body
+            and not any(lp.start <= i.address <= lp.end and lp.start > main.end for lp in loops)
+        )
+    return out
+
+
+def _parent(loop: Loop, loops: list[Loop]) -> tuple[int, int] | None:
+    """The innermost kept loop around `loop`, as (start, end)."""
+    around = [
+        lp for lp in loops if lp.start <= loop.start and loop.end <= lp.end and lp is not loop
+    ]
+    if not around:
+        return None
+    inner = min(around, key=lambda lp: lp.end - lp.start)
+    return inner.start, inner.end
+
+
 def slow_path_addresses(function: SassFunction) -> set[int]:
     """Rule S6: addresses of subroutines reached by CALL (the `__internal_*` slow paths of
     division, sqrt and the like), from their label to their RET; not the functions of the
@@ -515,6 +560,7 @@ def classify_kernel(
         function = with_callees(function, functions)
     loops = find_loops(function)
     slow = slow_path_addresses(function) | exclusive_paths(function, loops)
+    slow |= remainder_chunks(function, loops)
     regions = branched_over(function, loops)
     called = called_functions(function)
     groups: dict[tuple, LineCounts] = {}

@@ -198,3 +198,48 @@ def test_two_copies_of_a_loop_on_one_line_are_both_main_loops() -> None:
     m = sympy.Symbol("m")
     counts = class_counts(sass, {("/s/k.cu", 4): (m,)})
     assert counts["ffma"] == 2 * m  # one FFMA per trip in each copy
+
+
+# Written for these tests: a loop of n trips (line 5, its body on line 6) unrolled 4 times,
+# then a 2-fold chunk of its body and a remainder loop (a ladder, as clang and nvcc emit).
+LADDER = """\
+        .section        .text._Z1kPfi,"ax",@progbits
+_Z1kPfi:
+        //## File "/s/k.cu", line 4
+        /*0000*/                   MOV R2, RZ ;
+.L_x_0:
+        //## File "/s/k.cu", line 6
+        /*0010*/                   FFMA R2, R6, R6, R2 ;
+        /*0020*/                   FFMA R2, R7, R7, R2 ;
+        /*0030*/                   FFMA R2, R8, R8, R2 ;
+        /*0040*/                   FFMA R2, R9, R9, R2 ;
+        //## File "/s/k.cu", line 5
+        /*0050*/                   IADD3 R5, R5, 0x4, RZ ;
+        /*0060*/                   ISETP.GE.AND P0, PT, R5, R10, PT ;
+        /*0070*/              @!P0 BRA `(.L_x_0) ;
+        /*0080*/              @!P1 BRA `(.L_x_1) ;
+        //## File "/s/k.cu", line 6
+        /*0090*/                   FFMA R2, R6, R6, R2 ;
+        /*00a0*/                   FFMA R2, R7, R7, R2 ;
+.L_x_1:
+        //## File "/s/k.cu", line 6
+        /*00b0*/                   FFMA R2, R6, R6, R2 ;
+        //## File "/s/k.cu", line 5
+        /*00c0*/                   IADD3 R5, R5, 0x1, RZ ;
+        /*00d0*/                   ISETP.GE.AND P0, PT, R5, c[0x0][0x168], PT ;
+        /*00e0*/              @!P0 BRA `(.L_x_1) ;
+        //## File "/s/k.cu", line 8
+        /*00f0*/                   FADD R2, R2, R2 ;
+        /*0100*/                   EXIT ;
+.L_x_2:
+        /*0110*/                   BRA `(.L_x_2);
+"""
+
+
+@pytest.mark.rule("S4")
+def test_a_chunk_between_main_and_remainder_loop_is_the_remainders() -> None:
+    sass = classify_kernel(parse_disassembly(LADDER)["_Z1kPfi"])
+    n = sympy.Symbol("n")
+    counts = class_counts(sass, {("/s/k.cu", 5): (n,), ("/s/k.cu", 6): (n,)})
+    assert counts["ffma"] == n  # the main loop's 4 FFMA n/4 times; not the chunk's 2
+    assert counts["fadd"] == 1  # after the loop: kept
