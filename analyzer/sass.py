@@ -150,6 +150,8 @@ class Loop:
     #: without a remainder loop: how many times each work instruction repeats in the body
     #: (the gcd of their counts by opcode), the unroll factor if the trip count allows (S8)
     copies: int = 1
+    #: a remainder loop's main loop (its start; -1 for a main loop)
+    main: int = -1
 
 
 @dataclass
@@ -235,7 +237,7 @@ def find_loops(function: SassFunction) -> list[Loop]:
                     unroll = max(1, round(work(main) / smallest))
             copies = 1 if rest else _copies(insts, main, raw)
             loops.append(Loop(main[0], main[1], main[2], unroll, copies=copies))
-            loops.extend(Loop(r[0], r[1], r[2], 1, remainder=True) for r in rest)
+            loops.extend(Loop(r[0], r[1], r[2], 1, remainder=True, main=main[0]) for r in rest)
     return sorted(loops, key=lambda loop: (loop.start, -loop.end))
 
 
@@ -244,27 +246,20 @@ def _mains(
     work: Callable[[tuple[int, int, object]], int],
 ) -> list[tuple[tuple, list[tuple]]]:
     """Rule S4: loops of one source line in one parent loop, as (main loop, its remainder
-    loops). The largest is a main loop; a loop after a main loop (before the next main
-    one) with at most two thirds of its work instructions is its remainder (a compiler
-    places the remainder after the unrolled loop: 1/2, 1/4 ... of its body). Any other
-    is a main loop too: a copy of the same loop (a function inlined twice, whose line
-    table without inline chains gives both copies the callee's lines)."""
+    loops). The largest is a main loop, and so is any with more than two thirds of its
+    work instructions: a copy of the same loop (a function inlined twice, whose line
+    table without inline chains gives both copies the callee's lines). Each other loop
+    is a remainder (1/2, 1/4 ... of an unrolled body, before or after it) of the main
+    loop nearest to it."""
     largest = max(members, key=lambda r: (r[1] - r[0], -r[0]))
-    mains = {largest[:2]}
-    out: list[tuple[tuple, list[tuple]]] = []
-    current: tuple[tuple, list[tuple]] | None = None
-    for loop in sorted(members, key=lambda r: r[0]):
-        if (
-            current is not None
-            and loop[:2] not in mains
-            and loop[0] > current[0][1]
-            and 3 * work(loop) <= 2 * work(current[0])
-        ):
-            current[1].append(loop)
+    mains = [r for r in members if r is largest or 3 * work(r) > 2 * work(largest)]
+    out: dict[tuple, list[tuple]] = {main[:2]: [] for main in mains}
+    for loop in members:
+        if loop[:2] in out:
             continue
-        current = (loop, [])
-        out.append(current)
-    return out
+        near = min(mains, key=lambda m: min(abs(loop[0] - m[1]), abs(m[0] - loop[1])))
+        out[near[:2]].append(loop)
+    return [(main, out[main[:2]]) for main in sorted(mains, key=lambda r: r[0])]
 
 
 def _copies(insts: list[Instruction], loop: tuple, raw: list[tuple]) -> int:
@@ -338,14 +333,7 @@ def remainder_chunks(function: SassFunction, loops: list[Loop]) -> set[int]:
     for main in loops:
         if main.remainder:
             continue
-        rest = [
-            lp
-            for lp in loops
-            if lp.remainder
-            and lp.line == main.line
-            and lp.start > main.end
-            and _parent(lp, loops) == _parent(main, loops)
-        ]
+        rest = [lp for lp in loops if lp.main == main.start and lp.start > main.end]
         if not rest:
             continue
         end = max(lp.end for lp in rest)
@@ -358,17 +346,6 @@ def remainder_chunks(function: SassFunction, loops: list[Loop]) -> set[int]:
             and not any(lp.start <= i.address <= lp.end and lp.start > main.end for lp in loops)
         )
     return out
-
-
-def _parent(loop: Loop, loops: list[Loop]) -> tuple[int, int] | None:
-    """The innermost kept loop around `loop`, as (start, end)."""
-    around = [
-        lp for lp in loops if lp.start <= loop.start and loop.end <= lp.end and lp is not loop
-    ]
-    if not around:
-        return None
-    inner = min(around, key=lambda lp: lp.end - lp.start)
-    return inner.start, inner.end
 
 
 def slow_path_addresses(function: SassFunction) -> set[int]:
