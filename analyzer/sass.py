@@ -227,9 +227,25 @@ def find_loops(function: SassFunction) -> list[Loop]:
     groups: dict[tuple, list[tuple[int, int, tuple[str, int] | None]]] = {}
     for loop in raw:
         groups.setdefault((parent(loop), loop[2]), []).append(loop)
+    jumps = [
+        (i.address, function.labels[i.target])
+        for i in insts
+        if i.base == "BRA" and not i.guard and i.target in function.labels
+    ]
+
+    def skipped(first: tuple, later: tuple) -> bool:
+        """Whether code after `first` jumps over `later` unconditionally: the two are
+        alternatives (loop versions, one runs), not copies run one after the other."""
+        return any(first[1] < src < later[0] and dst > later[1] for src, dst in jumps)
+
     loops: list[Loop] = []
     for members in groups.values():
-        for main, rest in _mains(members, work):
+        mains = _mains(members, work)
+        for n, (main, rest) in enumerate(mains):
+            if any(skipped(other, main) for other, _ in mains[:n]):
+                loops.append(Loop(main[0], main[1], main[2], 1, remainder=True))
+                loops.extend(Loop(r[0], r[1], r[2], 1, remainder=True) for r in rest)
+                continue
             unroll = 1
             if rest:
                 smallest = min(work(r) for r in rest)

@@ -243,3 +243,41 @@ def test_a_chunk_between_main_and_remainder_loop_is_the_remainders() -> None:
     counts = class_counts(sass, {("/s/k.cu", 5): (n,), ("/s/k.cu", 6): (n,)})
     assert counts["ffma"] == n  # the main loop's 4 FFMA n/4 times; not the chunk's 2
     assert counts["fadd"] == 1  # after the loop: kept
+
+
+# Written for these tests: two versions of one loop (line 4) behind a branch; after the
+# first an unconditional branch jumps over the second: a thread runs one of them.
+VERSIONS = """\
+        .section        .text._Z1kPfi,"ax",@progbits
+_Z1kPfi:
+        //## File "/s/k.cu", line 3
+        /*0000*/              @P1 BRA `(.L_x_1) ;
+.L_x_0:
+        //## File "/s/k.cu", line 4
+        /*0010*/                   LDG.E R6, [R4.64] ;
+        /*0020*/                   FFMA R2, R6, R6, R2 ;
+        /*0030*/                   IADD3 R5, R5, 0x1, RZ ;
+        /*0040*/                   ISETP.GE.AND P0, PT, R5, c[0x0][0x168], PT ;
+        /*0050*/              @!P0 BRA `(.L_x_0) ;
+        /*0060*/                   BRA `(.L_x_2) ;
+.L_x_1:
+        //## File "/s/k.cu", line 4
+        /*0070*/                   LDG.E.64 R6, [R4.64] ;
+        /*0080*/                   FFMA R3, R6, R6, R3 ;
+        /*0090*/                   IADD3 R7, R7, 0x1, RZ ;
+        /*00a0*/                   ISETP.GE.AND P0, PT, R7, c[0x0][0x168], PT ;
+        /*00b0*/              @!P0 BRA `(.L_x_1) ;
+.L_x_2:
+        //## File "/s/k.cu", line 10
+        /*00c0*/                   EXIT ;
+.L_x_3:
+        /*00d0*/                   BRA `(.L_x_3);
+"""
+
+
+@pytest.mark.rule("S4")
+def test_a_copy_jumped_over_after_the_first_is_an_alternative_version() -> None:
+    sass = classify_kernel(parse_disassembly(VERSIONS)["_Z1kPfi"])
+    assert [loop.remainder for loop in sass.loops] == [False, True]
+    m = sympy.Symbol("m")
+    assert class_counts(sass, {("/s/k.cu", 4): (m,)})["ffma"] == m
