@@ -12,11 +12,16 @@ import sympy
 from roofcast.analyzer.compdb import load_database
 from roofcast.analyzer.compile import Compiler, find_tools
 from roofcast.analyzer.discover import discover_files
+from roofcast.analyzer.ompcompile import find_offload_tools
 from roofcast.analyzer.sass import classify_kernel, parse_disassembly, program_function
 from roofcast.analyzer.toolchain import ClangCuda, ToolchainError, clang_cuda
 from roofcast.features import count_features
 from roofcast.features.sasscount import class_counts, recount
 from roofcast.features.vector import FeatureVector
+from roofcast.gpu_specs import load_gpu
+
+from roofcast.pipeline import count_kernels
+from roofcast.results import LaunchContext
 
 TOOLS = find_tools()
 
@@ -281,3 +286,38 @@ def test_a_copy_jumped_over_after_the_first_is_an_alternative_version() -> None:
     assert [loop.remainder for loop in sass.loops] == [False, True]
     m = sympy.Symbol("m")
     assert class_counts(sass, {("/s/k.cu", 4): (m,)})["ffma"] == m
+
+
+# Written for these tests: an OpenMP region calling, once per element, a function kept out
+# of line (2 FFMA in its body once its loop of 2 trips is unrolled).
+OFFLOAD = """\
+#pragma omp declare target
+__attribute__((noinline)) float twice(const float *c, float x) {
+  float r = x;
+  for (int j = 0; j < 2; j++) r = r * x + c[j];
+  return r;
+}
+#pragma omp end declare target
+
+void apply(int n, const float *c, float *x) {
+#pragma omp target teams distribute parallel for map(to: c[0:2]) map(tofrom: x[0:n])
+  for (int i = 0; i < n; i++)
+    x[i] = twice(c, x[i]);
+}
+"""
+
+
+@pytest.mark.rule("S15", "S13")
+@pytest.mark.skipif(
+    bool(find_offload_tools().missing("sm_86")),
+    reason=f"OpenMP offload tools missing: {find_offload_tools().missing('sm_86')}",
+)
+def test_openmp_function_not_inlined_counts_per_unit_of_work(tmp_path: Path) -> None:
+    path = tmp_path / "apply.cpp"
+    path.write_text(OFFLOAD)
+    (ir,) = discover_files([path], [path.parent]).kernels
+    context = LaunchContext((128, 1, 1), (8, 1, 1), extra={"n": 4096.0})
+    compiler = Compiler("sm_86", cache_root=tmp_path / "cache")
+    (result,) = count_kernels([ir], context=context, gpu=load_gpu("rtx3080"), compiler=compiler)
+    assert result.features.counted_from == "sass", result.features.counted_why
+    assert result.resolved.flops["sp"] == 4  # per element: one call, 2 FFMA
