@@ -343,8 +343,10 @@ def remainder_chunks(function: SassFunction, loops: list[Loop]) -> set[int]:
     8-fold chunk, then remainder loops). S5 counts the main loop's body trip count / U
     times, every iteration; a chunk runs iterations the remainder would, as remainder
     loops do, so it is off the main path like them. Only the instructions on source lines
-    of the main loop's body are: what follows the loop in the source stays."""
+    of the main loop's body are, in straight blocks holding work (FP, memory): what
+    follows the loop in the source, and the remainder's setup, stay."""
     insts = function.instructions
+    starts = set(function.labels.values())
     out: set[int] = set()
     for main in loops:
         if main.remainder:
@@ -354,13 +356,20 @@ def remainder_chunks(function: SassFunction, loops: list[Loop]) -> set[int]:
             continue
         end = max(lp.end for lp in rest)
         body = {i.where for i in insts if main.start <= i.address <= main.end and i.where}
-        out.update(
-            i.address
-            for i in insts
-            if main.end < i.address < end
-            and i.where in body
-            and not any(lp.start <= i.address <= lp.end and lp.start > main.end for lp in loops)
-        )
+        blocks: list[list[Instruction]] = []
+        after_jump = True
+        for i in insts:
+            if not main.end < i.address < end:
+                continue
+            if after_jump or i.address in starts:
+                blocks.append([])
+            after_jump = i.base in _FLOW_END
+            inside = any(lp.start <= i.address <= lp.end and lp.start > main.end for lp in loops)
+            if i.where in body and not inside:
+                blocks[-1].append(i)
+        for block in blocks:
+            if any(_work(i) for i in block):  # a copy of the body, not the remainder's setup
+                out.update(i.address for i in block)
     return out
 
 
