@@ -154,6 +154,21 @@ def _loop_frames(
     return {nest: frames for nest, (_, _, frames) in best.items()}
 
 
+def _borrow(group: LineCounts, frames: tuple, borrowed: Mapping[tuple[int, ...], tuple]) -> tuple:
+    """S5: the trips of an instruction inside more kept loops than its line lies in source
+    loops: its nest's (`_loop_frames`), else those of the innermost enclosing nest that has
+    as many as it has kept loops, if more than its line's: a kept loop no line of the
+    source matches (a library's retry loop, an atomic's compare-and-swap) runs at least
+    once per trip of the loops around it."""
+    if group.loops in borrowed:
+        return borrowed[group.loops]
+    for k in range(len(group.loops) - 1, len(frames), -1):
+        outer = borrowed.get(group.loops[:k])
+        if outer is not None and len(outer) == k:
+            return outer
+    return frames
+
+
 def _own_copies(
     sass: KernelSass,
     placed: Sequence[Sequence[Placement]],
@@ -255,8 +270,8 @@ def line_class_counts(
             continue
         runs_at: list[tuple[Where, sympy.Expr]] = []
         for share, frames, at in places:
-            if len(frames) < group.depth and group.loops in borrowed:
-                frames = borrowed[group.loops]  # S5: a line the counter saw outside the loop
+            if len(frames) < group.depth:
+                frames = _borrow(group, frames, borrowed)  # S5: seen outside the loop
             kept = frames[: min(group.depth, len(frames))]
             unroll = group.unroll
             # S8: a constant trip count the copies divide (not in a nest with a remainder loop)

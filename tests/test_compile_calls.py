@@ -321,3 +321,33 @@ def test_openmp_function_not_inlined_counts_per_unit_of_work(tmp_path: Path) -> 
     (result,) = count_kernels([ir], context=context, gpu=load_gpu("rtx3080"), compiler=compiler)
     assert result.features.counted_from == "sass", result.features.counted_why
     assert result.resolved.flops["sp"] == 4  # per element: one call, 2 FFMA
+
+
+# Written for these tests: a loop of n trips (line 2) around an atomic's compare-and-swap
+# retry loop on a header's line (50), a loop the source does not have.
+RETRY = """\
+        .section        .text._Z1kPdi,"ax",@progbits
+_Z1kPdi:
+.L_x_0:
+        //## File "/s/k.cu", line 2
+        /*0000*/                   IADD3 R5, R5, 0x1, RZ ;
+.L_x_1:
+        //## File "/s/h.h", line 50
+        /*0010*/                   DADD R8, R6, 1 ;
+        /*0020*/                   ATOMS.CAST.SPIN.64 P0, [R2], R6, R8 ;
+        /*0030*/              @!P0 BRA `(.L_x_1) ;
+        //## File "/s/k.cu", line 2
+        /*0040*/                   ISETP.GE.AND P1, PT, R5, c[0x0][0x168], PT ;
+        /*0050*/              @!P1 BRA `(.L_x_0) ;
+        /*0060*/                   EXIT ;
+.L_x_2:
+        /*0070*/                   BRA `(.L_x_2);
+"""
+
+
+@pytest.mark.rule("S5")
+def test_a_loop_the_source_lacks_runs_once_per_trip_of_the_loops_around_it() -> None:
+    sass = classify_kernel(parse_disassembly(RETRY)["_Z1kPdi"])
+    n = sympy.Symbol("n")
+    counts = class_counts(sass, {("/s/k.cu", 2): (n,)})
+    assert counts["dadd"] == n  # at least once per trip of the loop on line 2
