@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -346,6 +347,7 @@ def remainder_chunks(function: SassFunction, loops: list[Loop]) -> set[int]:
     of the main loop's body are, in straight blocks holding work (FP, memory): what
     follows the loop in the source, and the remainder's setup, stay."""
     insts = function.instructions
+    addresses = [i.address for i in insts]
     starts = set(function.labels.values())
     out: set[int] = set()
     for main in loops:
@@ -355,12 +357,11 @@ def remainder_chunks(function: SassFunction, loops: list[Loop]) -> set[int]:
         if not rest:
             continue
         end = max(lp.end for lp in rest)
-        body = {i.where for i in insts if main.start <= i.address <= main.end and i.where}
+        first, last = bisect_left(addresses, main.start), bisect_right(addresses, main.end)
+        body = {i.where for i in insts[first:last] if i.where}
         blocks: list[list[Instruction]] = []
         after_jump = True
-        for i in insts:
-            if not main.end < i.address < end:
-                continue
+        for i in insts[last : bisect_left(addresses, end)]:
             if after_jump or i.address in starts:
                 blocks.append([])
             after_jump = i.base in _FLOW_END
