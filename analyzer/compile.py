@@ -52,7 +52,7 @@ from roofcast.analyzer.toolrun import (
 
 #: seconds one compiler or nvdisasm run may take
 #: bumped when what the cache holds changes meaning
-CACHE_FORMAT = 5
+CACHE_FORMAT = 6
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _STD = re.compile(r"^(?:gnu|c)\+\+(\d+)$")
 
@@ -308,6 +308,8 @@ def _to_json(unit: UnitSass) -> dict:
                         list(g.copies),
                         list(g.regions),
                         list(g.loops),
+                        g.callee,
+                        [[start, n] for start, n in g.calls.items()],
                     ]
                     for g in k.groups
                 ],
@@ -338,8 +340,10 @@ def _from_json(data: dict) -> UnitSass | None:
                 tuple(int(c) for c in copies),
                 tuple(int(r) for r in regions),
                 tuple(int(a) for a in loops),
+                int(callee),
+                Counter({int(start): int(n) for start, n in calls}),
             )
-            for where, depth, unroll, counts, copies, regions, loops in k["groups"]
+            for where, depth, unroll, counts, copies, regions, loops, callee, calls in k["groups"]
         ]
         found = {
             int(r): [tuple((str(f), int(n)) for f, n in w) for w in wheres]
@@ -587,7 +591,7 @@ class Compiler:
         result = UnitSass(error=error, command=command, how=plan.how)
         if not error:
             functions = parse_disassembly(text)
-            result.kernels = {name: classify_kernel(f) for name, f in functions.items()}
+            result.kernels = {name: classify_kernel(f, functions) for name, f in functions.items()}
         self._store(counts_file, _to_json(result))
         return result
 

@@ -297,7 +297,7 @@ class OffloadCompiler:
         if not error:
             functions = parse_disassembly(text)
             result.kernels = {
-                name: classify_kernel(function)
+                name: classify_kernel(function, functions)
                 for name, function in functions.items()
                 if entry_of(name) is not None
             }

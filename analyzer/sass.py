@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 #: rule S1: SASS opcode (before the first `.`) -> Nsight Compute's `sass_thread_inst_executed_op_*`
@@ -149,6 +151,8 @@ class Loop:
     #: without a remainder loop: how many times each work instruction repeats in the body
     #: (the gcd of their counts by opcode), the unroll factor if the trip count allows (S8)
     copies: int = 1
+    #: a remainder loop's main loop (its start; -1 for a main loop)
+    main: int = -1
 
 
 @dataclass
@@ -166,6 +170,11 @@ class LineCounts:
     regions: tuple[int, ...] = ()
     #: the start addresses of the kept loops around, outermost first (S5's loop identity)
     loops: tuple[int, ...] = ()
+    #: S15: the start of the called function the instructions lie in (-1: the kernel's own
+    #: code); such instructions run once per executed call of it
+    callee: int = -1
+    #: S15: how many `CALL`s to each called function (by start) the group holds
+    calls: Counter[int] = field(default_factory=Counter)
 
 
 @dataclass
@@ -219,19 +228,55 @@ def find_loops(function: SassFunction) -> list[Loop]:
     groups: dict[tuple, list[tuple[int, int, tuple[str, int] | None]]] = {}
     for loop in raw:
         groups.setdefault((parent(loop), loop[2]), []).append(loop)
+    jumps = [
+        (i.address, function.labels[i.target])
+        for i in insts
+        if i.base == "BRA" and not i.guard and i.target in function.labels
+    ]
+
+    def skipped(first: tuple, later: tuple) -> bool:
+        """Whether code after `first` jumps over `later` unconditionally: the two are
+        alternatives (loop versions, one runs), not copies run one after the other."""
+        return any(first[1] < src < later[0] and dst > later[1] for src, dst in jumps)
+
     loops: list[Loop] = []
     for members in groups.values():
-        main = max(members, key=lambda r: (r[1] - r[0], -r[0]))
-        rest = [r for r in members if r is not main]
-        unroll = 1
-        if rest:
-            smallest = min(work(r) for r in rest)
-            if smallest > 0:
-                unroll = max(1, round(work(main) / smallest))
-        copies = 1 if rest else _copies(insts, main, raw)
-        loops.append(Loop(main[0], main[1], main[2], unroll, copies=copies))
-        loops.extend(Loop(r[0], r[1], r[2], 1, remainder=True) for r in rest)
+        mains = _mains(members, work)
+        for n, (main, rest) in enumerate(mains):
+            if any(skipped(other, main) for other, _ in mains[:n]):
+                loops.append(Loop(main[0], main[1], main[2], 1, remainder=True))
+                loops.extend(Loop(r[0], r[1], r[2], 1, remainder=True) for r in rest)
+                continue
+            unroll = 1
+            if rest:
+                smallest = min(work(r) for r in rest)
+                if smallest > 0:
+                    unroll = max(1, round(work(main) / smallest))
+            copies = 1 if rest else _copies(insts, main, raw)
+            loops.append(Loop(main[0], main[1], main[2], unroll, copies=copies))
+            loops.extend(Loop(r[0], r[1], r[2], 1, remainder=True, main=main[0]) for r in rest)
     return sorted(loops, key=lambda loop: (loop.start, -loop.end))
+
+
+def _mains(
+    members: list[tuple[int, int, tuple[str, int] | None]],
+    work: Callable[[tuple[int, int, object]], int],
+) -> list[tuple[tuple, list[tuple]]]:
+    """Rule S4: loops of one source line in one parent loop, as (main loop, its remainder
+    loops). The largest is a main loop, and so is any with more than two thirds of its
+    work instructions: a copy of the same loop (a function inlined twice, whose line
+    table without inline chains gives both copies the callee's lines). Each other loop
+    is a remainder (1/2, 1/4 ... of an unrolled body, before or after it) of the main
+    loop nearest to it."""
+    largest = max(members, key=lambda r: (r[1] - r[0], -r[0]))
+    mains = [r for r in members if r is largest or 3 * work(r) > 2 * work(largest)]
+    out: dict[tuple, list[tuple]] = {main[:2]: [] for main in mains}
+    for loop in members:
+        if loop[:2] in out:
+            continue
+        near = min(mains, key=lambda m: min(abs(loop[0] - m[1]), abs(m[0] - loop[1])))
+        out[near[:2]].append(loop)
+    return [(main, out[main[:2]]) for main in sorted(mains, key=lambda r: r[0])]
 
 
 def _copies(insts: list[Instruction], loop: tuple, raw: list[tuple]) -> int:
@@ -248,10 +293,96 @@ def _copies(insts: list[Instruction], loop: tuple, raw: list[tuple]) -> int:
     return math.gcd(*found.values()) if found else 1
 
 
+def callee_name(target: str) -> str:
+    """The function a CALL target names: clang places a device function it did not inline
+    in the kernel's section as `$<kernel>$<function>`, the toolkit its routines as
+    `$__internal_N_$<routine>`; a function of its own section is named as is."""
+    return target.rsplit("$", 1)[-1] if target.startswith("$") else target
+
+
+def program_function(target: str) -> bool:
+    """S15: whether a CALL target is a function of the program (run on every call), not a
+    toolkit routine (a name reserved to the implementation: `__internal_accurate_pow`,
+    `__cuda_sm20_div_rn_f64_full`, S6's slow paths) nor a local label (`.L_x_7`, a
+    compiler's jump to a function's return)."""
+    name = callee_name(target)
+    return bool(name) and not name.startswith(("__", ".")) and name not in _RUNTIME
+
+
+#: the device runtime's functions (their code is not in the unit)
+_RUNTIME = frozenset({"malloc", "free", "vprintf", "printf", "__assertfail"})
+
+
+def called_functions(function: SassFunction) -> dict[int, int]:
+    """S15: start -> end (exclusive) of every function of the program that the kernel
+    calls and whose code lies in its section: from its label to the next called
+    routine's label (a function ends where the next begins; several `RET`s may end
+    it) or to the end."""
+    named = sorted(
+        {
+            function.labels[i.target]
+            for i in function.instructions
+            if i.base == "CALL" and i.target in function.labels and not i.target.startswith(".")
+        }
+    )
+    program = {
+        function.labels[i.target]
+        for i in function.instructions
+        if i.base == "CALL" and i.target in function.labels and program_function(i.target)
+    }
+    last = function.instructions[-1].address + 1 if function.instructions else 0
+    out = {}
+    for n, start in enumerate(named):
+        if start in program:
+            out[start] = named[n + 1] if n + 1 < len(named) else last
+    return out
+
+
+def remainder_chunks(function: SassFunction, loops: list[Loop]) -> set[int]:
+    """Rule S4: addresses of straight-line copies of an unrolled loop's body between the
+    main loop and its last remainder loop (a ladder: the main loop unrolled 16 times, one
+    8-fold chunk, then remainder loops). S5 counts the main loop's body trip count / U
+    times, every iteration; a chunk runs iterations the remainder would, as remainder
+    loops do, so it is off the main path like them. Only the instructions on source lines
+    of the main loop's body are, in straight blocks holding work (FP, memory): what
+    follows the loop in the source, and the remainder's setup, stay."""
+    insts = function.instructions
+    addresses = [i.address for i in insts]
+    starts = set(function.labels.values())
+    out: set[int] = set()
+    for main in loops:
+        if main.remainder:
+            continue
+        rest = [lp for lp in loops if lp.main == main.start and lp.start > main.end]
+        if not rest:
+            continue
+        end = max(lp.end for lp in rest)
+        first, last = bisect_left(addresses, main.start), bisect_right(addresses, main.end)
+        body = {i.where for i in insts[first:last] if i.where}
+        blocks: list[list[Instruction]] = []
+        after_jump = True
+        for i in insts[last : bisect_left(addresses, end)]:
+            if after_jump or i.address in starts:
+                blocks.append([])
+            after_jump = i.base in _FLOW_END
+            inside = any(lp.start <= i.address <= lp.end and lp.start > main.end for lp in loops)
+            if i.where in body and not inside:
+                blocks[-1].append(i)
+        for block in blocks:
+            if any(_work(i) for i in block):  # a copy of the body, not the remainder's setup
+                out.update(i.address for i in block)
+    return out
+
+
 def slow_path_addresses(function: SassFunction) -> set[int]:
     """Rule S6: addresses of subroutines reached by CALL (the `__internal_*` slow paths of
-    division, sqrt and the like), from their label to their RET."""
-    targets = {i.target for i in function.instructions if i.base == "CALL"}
+    division, sqrt and the like), from their label to their RET; not the functions of the
+    program (S15)."""
+    targets = {
+        i.target
+        for i in function.instructions
+        if i.base == "CALL" and i.target and not program_function(i.target)
+    }
     starts = {function.labels[t] for t in targets if t in function.labels}
     out: set[int] = set()
     inside = False
@@ -384,11 +515,57 @@ def _complementary(insts: list[Instruction], labels: dict[str, int]) -> set[int]
     return drop
 
 
-def classify_kernel(function: SassFunction) -> KernelSass:
-    """Group a kernel's instructions by (source location, kept loops around them)."""
+def with_callees(
+    function: SassFunction, functions: dict[str, SassFunction], limit: int = 64
+) -> SassFunction:
+    """S15: the kernel with the functions of the program it calls that have sections of
+    their own (nvcc's `CALL.ABS.NOINC` to a `__noinline__` function) appended after its
+    code, each under its name as a label and with its own labels made unique, as clang
+    places them: a CALL then reaches its callee's code in one function. At most `limit`
+    functions are appended (transitively called ones included)."""
+    merged = SassFunction(function.name, list(function.instructions), dict(function.labels))
+    todo = [function]
+    added = 0
+    while todo and added < limit:
+        current = todo.pop()
+        for inst in current.instructions:
+            target = inst.target
+            if inst.base != "CALL" or not target or target in merged.labels:
+                continue
+            callee = functions.get(target)
+            if callee is None or not callee.instructions or not program_function(target):
+                continue
+            base = (merged.instructions[-1].address if merged.instructions else 0) + 16
+            base -= callee.instructions[0].address
+            renamed = {label: f"{target}{label}" for label in callee.labels}
+            merged.labels[target] = callee.instructions[0].address + base
+            for label, address in callee.labels.items():
+                merged.labels[renamed[label]] = address + base
+            for own in callee.instructions:
+                operands = own.operands
+                if own.target in renamed:
+                    operands = operands.replace(f"`({own.target})", f"`({renamed[own.target]})")
+                merged.instructions.append(
+                    Instruction(own.address + base, own.opcode, operands, own.where, own.guard)
+                )
+            todo.append(callee)
+            added += 1
+    return merged
+
+
+def classify_kernel(
+    function: SassFunction, functions: dict[str, SassFunction] | None = None
+) -> KernelSass:
+    """Group a kernel's instructions by (source location, kept loops around them, the
+    called function they lie in); `functions` (the unit's) supplies the functions of the
+    program it calls that have sections of their own (S15)."""
+    if functions:
+        function = with_callees(function, functions)
     loops = find_loops(function)
     slow = slow_path_addresses(function) | exclusive_paths(function, loops)
+    slow |= remainder_chunks(function, loops)
     regions = branched_over(function, loops)
+    called = called_functions(function)
     groups: dict[tuple, LineCounts] = {}
     dropped = 0
     for inst in function.instructions:
@@ -403,20 +580,31 @@ def classify_kernel(function: SassFunction) -> KernelSass:
         ordered = sorted(around, key=lambda x: (x.start, -x.end))
         copies = tuple(loop.copies for loop in ordered)
         starts = tuple(loop.start for loop in ordered)
-        key = (inst.where, len(around), unroll, copies, inside, starts)
+        callee = next((s for s, e in called.items() if s <= inst.address < e), -1)
+        key = (inst.where, len(around), unroll, copies, inside, starts, callee)
         group = groups.get(key)
         if group is None:
             group = LineCounts(
-                inst.where, len(around), unroll, copies=copies, regions=inside, loops=starts
+                inst.where,
+                len(around),
+                unroll,
+                copies=copies,
+                regions=inside,
+                loops=starts,
+                callee=callee,
             )
             groups[key] = group
+        if inst.base == "CALL" and inst.target in function.labels:
+            start = function.labels[inst.target]
+            if start in called and start != callee:  # recursion: depth unknown (S15)
+                group.calls[start] += 1
         cls = op_class(inst)
         if cls is not None:
             group.counts[cls] += 1
         width = global_width(inst)
         if width is not None:
             group.counts[f"{width[0]}_{width[1]}"] += 1
-    kept = [g for g in groups.values() if g.counts]
+    kept = [g for g in groups.values() if g.counts or g.calls]
     found = {i: list(wheres) for i, (_, _, wheres) in enumerate(regions)}
     return KernelSass(function.name, kept, loops, dropped, found)
 

@@ -44,9 +44,11 @@ def split_region(
     the region (S3); the others (the runtime's distribute and chunk loops, whose branches
     lie on the pragma's or the work-shared loop's lines) are taken out of each group's
     nest, so S5 multiplies only the user's trips. Instructions outside every kept loop go
-    to the per-thread counts. S9's branched-over regions are kept only where every kept
-    loop inside lies outside the files the counter walked: a forward branch over the
-    runtime's loops skips a thread with no iterations, not a slow path."""
+    to the per-thread counts, but for a called function's and the calls of one (S15:
+    they count per executed call, with the work). S9's branched-over regions are kept
+    only where every kept loop inside lies outside the files the counter walked: a
+    forward branch over the runtime's loops skips a thread with no iterations, not a
+    slow path."""
     loops = {(os.path.realpath(f), n): t for (f, n), t in line_loops.items()}
     walked = {f for f, _ in loops}
     user = {
@@ -55,7 +57,7 @@ def split_region(
     body: list[LineCounts] = []
     per_thread: Counter[str] = Counter()
     for group in sass.groups:
-        if not group.loops:
+        if not group.loops and group.callee < 0 and not group.calls:
             per_thread.update(group.counts)
             continue
         keep = [i for i, start in enumerate(group.loops) if start in user]
@@ -68,6 +70,8 @@ def split_region(
                 tuple(group.copies[i] for i in keep if i < len(group.copies)),
                 group.regions,
                 tuple(group.loops[i] for i in keep),
+                group.callee,
+                group.calls,
             )
         )
     regions = {

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 import sympy
 from roofcast.analyzer.compile import Compiler, template_args
 from roofcast.analyzer.model import KernelIR
-from roofcast.analyzer.sass import CLASSES, KernelSass
+from roofcast.analyzer.sass import CLASSES, KernelSass, LineCounts
 from roofcast.analyzer.session import SessionMemo
 from roofcast.features.vector import CallSite, FeatureVector
 
@@ -109,7 +109,8 @@ def _placements(
     for group in sass.groups:
         where = group.where
         key = (_real(where[0][0]), where[0][1]) if where else None
-        found = sites.get(key) if key and not chained and len(where) == 1 else None
+        own = group.callee < 0  # S15: a called function's lines count per call instead
+        found = sites.get(key) if key and own and not chained and len(where) == 1 else None
         if not found:
             line = where[-1] if where else ("", 0)
             out.append([(sympy.Integer(1), _frames(where, loops), line)])
@@ -151,6 +152,21 @@ def _loop_frames(
             if group.loops not in best or weight > best[group.loops][:2]:
                 best[group.loops] = (*weight, frames)
     return {nest: frames for nest, (_, _, frames) in best.items()}
+
+
+def _borrow(group: LineCounts, frames: tuple, borrowed: Mapping[tuple[int, ...], tuple]) -> tuple:
+    """S5: the trips of an instruction inside more kept loops than its line lies in source
+    loops: its nest's (`_loop_frames`), else those of the innermost enclosing nest that has
+    as many as it has kept loops, if more than its line's: a kept loop no line of the
+    source matches (a library's retry loop, an atomic's compare-and-swap) runs at least
+    once per trip of the loops around it."""
+    if group.loops in borrowed:
+        return borrowed[group.loops]
+    for k in range(len(group.loops) - 1, len(frames), -1):
+        outer = borrowed.get(group.loops[:k])
+        if outer is not None and len(outer) == k:
+            return outer
+    return frames
 
 
 def _own_copies(
@@ -247,13 +263,15 @@ def line_class_counts(
     }
     borrowed = _loop_frames(sass, placed)
     repeated = _own_copies(sass, placed, borrowed)
-    out: dict[Where, dict[str, sympy.Expr]] = {}
+    own: list[list[tuple[Where, sympy.Expr]]] = []
     for group, places in zip(sass.groups, placed, strict=True):
         if slow.intersection(group.regions):
-            continue  # S9: a branched-over slow path
+            own.append([])  # S9: a branched-over slow path
+            continue
+        runs_at: list[tuple[Where, sympy.Expr]] = []
         for share, frames, at in places:
-            if len(frames) < group.depth and group.loops in borrowed:
-                frames = borrowed[group.loops]  # S5: a line the counter saw outside the loop
+            if len(frames) < group.depth:
+                frames = _borrow(group, frames, borrowed)  # S5: seen outside the loop
             kept = frames[: min(group.depth, len(frames))]
             unroll = group.unroll
             # S8: a constant trip count the copies divide (not in a nest with a remainder loop)
@@ -264,10 +282,51 @@ def line_class_counts(
                     if copies > 1 and isinstance(trip, sympy.Integer) and int(trip) % copies == 0:
                         unroll *= copies
             runs = sympy.Mul(*kept) / unroll if kept else sympy.Integer(1)
-            runs = runs * share
+            runs_at.append((at, runs * share))
+        own.append(runs_at)
+    out: dict[Where, dict[str, sympy.Expr]] = {}
+    for group, runs_at in _per_call(sass.groups, own):
+        for at, runs in runs_at:
             line = out.setdefault(at, {})
             for cls, n in group.counts.items():
                 line[cls] = line.get(cls, sympy.Integer(0)) + n * runs
+    return out
+
+
+def _per_call(
+    groups: Sequence[LineCounts], own: Sequence[Sequence[tuple[Where, sympy.Expr]]]
+) -> list[tuple[LineCounts, list[tuple[Where, sympy.Expr]]]]:
+    """S15: each group with where and how often it runs per thread. The kernel's own code
+    runs as counted; a called function's code runs its own count once per executed call,
+    at the kernel's lines its calls run from (a function called from another is placed
+    at its caller's callers). A function is placed once every function calling it is;
+    what only a cycle of calls reaches (recursion of unknown depth) is not counted."""
+    sites: dict[int, list[tuple[Where, sympy.Expr]]] = {-1: [(("", 0), sympy.Integer(1))]}
+    callers = {start for group in groups for start in group.calls}
+    pending = list(range(len(groups)))
+    out: list[tuple[LineCounts, list[tuple[Where, sympy.Expr]]]] = []
+    while pending:
+        ready = [
+            n
+            for n in pending
+            if groups[n].callee in sites
+            and (groups[n].callee < 0 or groups[n].callee not in callers)
+        ]
+        if not ready:
+            break
+        for n in ready:
+            group = groups[n]
+            placed = [
+                (at if group.callee < 0 else site, runs * times)
+                for at, runs in own[n]
+                for site, times in sites[group.callee]
+            ]
+            out.append((group, placed))
+            for start, calls in group.calls.items():
+                sites.setdefault(start, []).extend((at, runs * calls) for at, runs in placed)
+        done = set(ready)
+        pending = [n for n in pending if n not in done]
+        callers = {start for n in pending for start in groups[n].calls}
     return out
 
 
