@@ -281,6 +281,52 @@ def local_headers(source: Path, search: Sequence[Path], limit: int = 500) -> lis
     return list(seen)
 
 
+#: a CUDA tree's path in a command (`--cuda-path=...`): not part of a cache key
+_CUDA_PATH_ARG = "--cuda-path="
+
+
+def unit_key(
+    source: Path,
+    search: Sequence[Path],
+    command: Sequence[str],
+    versions: Iterable[str],
+    salt: str = "",
+) -> str:
+    """SHA-256 of what decides a unit's compiled code: the file and its local headers (path
+    and bytes), the command and the tools' versions. Left out of the command: its output
+    (a fresh temporary) and the CUDA tree's path, which differs between installs of the
+    same wheels (the tree is named by its CUDA and ptxas versions in `versions`)."""
+    digest = hashlib.sha256(salt.encode())
+    for path in (source, *local_headers(source, search)):
+        digest.update(str(path).encode() + b"\0" + file_digest(path).encode())
+    stable = [
+        _CUDA_PATH_ARG if a.startswith(_CUDA_PATH_ARG) else a
+        for a in command
+        if not a.startswith(tempfile.gettempdir())
+    ]
+    digest.update(json.dumps(stable).encode())
+    for version in versions:
+        digest.update(b"\0" + version.encode())
+    return digest.hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    """A file's SHA-256, computed once per version of it (its size and modification time)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return "<unreadable>"
+    return _digest(path, stat.st_size, stat.st_mtime_ns)
+
+
+@cache
+def _digest(path: Path, size: int, mtime: int) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "<unreadable>"
+
+
 @dataclass
 class UnitSass:
     """One compiled unit: kernels' classed SASS by mangled name, or why there is none."""
@@ -547,23 +593,10 @@ class Compiler:
         return result
 
     def _key(self, source: Path, command: list[str], identity: Sequence[str] = ()) -> str:
-        digest = hashlib.sha256()
         unit = self.database.unit_for(source) if self.database is not None else None
         search = [*(unit.include_dirs if unit else ()), *self.include_dirs]
-        for path in (source, *local_headers(source, search)):
-            digest.update(str(path).encode() + b"\0")
-            try:
-                digest.update(path.read_bytes())
-            except OSError:
-                digest.update(b"<unreadable>")
-        # the output path is a fresh temporary: not part of what decides the result
-        stable = [a for a in command if not a.startswith(tempfile.gettempdir())]
-        digest.update(json.dumps(stable).encode())
-        for program in (command[0], self.tools.nvdisasm):
-            digest.update(tool_version(program or "").encode())
-        for part in identity:
-            digest.update(b"\0" + part.encode())
-        return digest.hexdigest()
+        versions = [tool_version(p or "") for p in (command[0], self.tools.nvdisasm)]
+        return unit_key(source, search, command, [*versions, *identity])
 
     def _compile(self, source: Path) -> UnitSass:
         """Two cache levels under one key (sources, command, tool versions): the SASS text

@@ -11,8 +11,6 @@ reason and the region is counted from source (docs/counting.md, rules S11-S13).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import shutil
@@ -22,7 +20,6 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 from roofcast.analyzer.compdb import CompileDatabase, CompileUnit
@@ -30,9 +27,11 @@ from roofcast.analyzer.compile import (
     cache_dir,
     demangle,
     demangled_base,
+    file_digest,
     find_tools,
     local_headers,
     tool_version,
+    unit_key,
 )
 from roofcast.analyzer.sass import KernelSass, classify_kernel, parse_disassembly
 from roofcast.analyzer.toolchain import ToolchainError, find_clang
@@ -184,23 +183,6 @@ class OffloadUnit:
     command: list[str] = field(default_factory=list)
 
 
-def _file_digest(path: Path) -> str:
-    """A file's SHA-256, computed once per version of it (its size and modification time)."""
-    try:
-        stat = path.stat()
-    except OSError:
-        return "<unreadable>"
-    return _digest(path, stat.st_size, stat.st_mtime_ns)
-
-
-@cache
-def _digest(path: Path, size: int, mtime: int) -> str:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return "<unreadable>"
-
-
 class OffloadCompiler:
     """Compiles OpenMP units on demand or in advance (`prepare`), once each, cached on disk
     (the disassembly text: reading it again is cheap, compiling is not)."""
@@ -266,20 +248,16 @@ class OffloadCompiler:
         return result
 
     def _key(self, source: Path, command: list[str]) -> str:
-        digest = hashlib.sha256(f"omp-offload {CACHE_FORMAT}".encode())
         unit = self.database.unit_for(source) if self.database is not None else None
         search = [*(unit.include_dirs if unit else ()), *self.include_dirs]
-        for path in (source, *local_headers(source, search)):
-            digest.update(str(path).encode() + b"\0" + _file_digest(path).encode())
-        stable = [a for a in command if not a.startswith(tempfile.gettempdir())]
-        digest.update(json.dumps(stable).encode())
         runtime = self.tools.runtime(self.arch or "")
-        digest.update(_file_digest(runtime).encode() if runtime else b"")
-        for program in (self.tools.clang, self.tools.nvdisasm):
-            digest.update(tool_version(program or "").encode())
         ptxas = self.tools.cuda / "bin" / "ptxas" if self.tools.cuda else None
-        digest.update(tool_version(str(ptxas or "")).encode())
-        return digest.hexdigest()
+        versions = [
+            file_digest(runtime) if runtime else "",
+            *(tool_version(p or "") for p in (self.tools.clang, self.tools.nvdisasm)),
+            tool_version(str(ptxas or "")),
+        ]
+        return unit_key(source, search, command, versions, f"omp-offload {CACHE_FORMAT}")
 
     def _compile(self, source: Path) -> OffloadUnit:
         with tempfile.TemporaryDirectory(prefix="roofcast-omp-") as tmp:

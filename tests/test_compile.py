@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from roofcast.analyzer.compile import (
     find_tools,
     nvcc_command,
     sm_arch,
+    unit_key,
 )
 from roofcast.analyzer.discover import discover_files
 from roofcast.analyzer.sass import classify_kernel, parse_disassembly
@@ -580,3 +582,22 @@ def test_explain_compile_shows_each_lines_sass_counts(tmp_path: Path) -> None:
     plain = json.loads(_cli("explain", *common, "-f", "json", env=env).stdout)
     assert "counted_from" not in plain
     assert all("sass_per_thread" not in row for row in plain["lines"])
+
+
+def test_cache_key_names_the_cuda_tree_by_version_not_by_path(tmp_path: Path) -> None:
+    """Two installs of the same wheels assemble the tree at different paths: a new venv
+    must find the units the old one compiled; a changed flag, header or version must not."""
+    source, header = tmp_path / "k.cu", tmp_path / "k.h"
+    source.write_text('#include "k.h"\n__global__ void k(float* x) { x[0] = N; }\n')
+    header.write_text("#define N 1.f\n")
+    base = ["clang++", "-x", "cuda", "-O3", "-o", f"{tempfile.gettempdir()}/a/unit.cubin"]
+
+    def key(*extra: str, versions: tuple[str, ...] = ("12.6", "ptxas 12.6")) -> str:
+        return unit_key(source, [], [*base, *extra, str(source)], versions)
+
+    first = key("--cuda-path=/home/a/.cache/roofcast/cuda-12.6-aaaa")
+    assert key("--cuda-path=/home/b/.cache/roofcast/cuda-12.6-bbbb") == first
+    assert key("--cuda-path=/x", versions=("12.8", "ptxas 12.8")) != first
+    assert key("--cuda-path=/x", "-DFAST") != first
+    header.write_text("#define N 2.f\n")
+    assert key("--cuda-path=/x") != first
