@@ -11,7 +11,8 @@ the cost of such a file grow with the square of its size.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 
 import tree_sitter
 from roofcast.analyzer.index import FileIndex
@@ -25,8 +26,19 @@ SEARCHES_BEFORE_MAP = 64
 class CallSites:
     """Function name -> its plain call sites over the given files, in file then source order."""
 
-    def __init__(self, indices: Sequence[FileIndex]) -> None:
+    def __init__(
+        self,
+        indices: Sequence[FileIndex],
+        host_files: Sequence[Path] = (),
+        load: Callable[[Path], FileIndex | None] | None = None,
+    ) -> None:
         self.indices = list(indices)
+        #: rule D12: the folder's files without kernel markers (not parsed for discovery),
+        #: searched, and parsed by `load`, only for a name no parsed file calls
+        self.host_files = list(host_files) if load is not None else []
+        self.load = load
+        self.host_bytes: dict[Path, bytes] = {}
+        self.host_indices: dict[Path, FileIndex | None] = {}
         self.found: dict[str, list[CallSite]] = {}
         self.searches = [0] * len(self.indices)  # per file: byte searches so far
         self.words: list[dict[bytes, list[int]] | None] = [None] * len(self.indices)
@@ -45,6 +57,35 @@ class CallSites:
             root = index.tree.root_node
             base = root.start_byte  # the source starts at the root's first token, not byte 0
             for start in self._offsets(i, needle):
+                node = root.descendant_for_byte_range(base + start, base + start + len(needle))
+                call = _call_of(node) if node is not None else None
+                if call is not None:
+                    out.append((call, index.grammar))
+        if not out and name != "main":  # nothing calls `main`: no host file is parsed for it
+            out = self._search_host_files(needle)
+        return out
+
+    def _search_host_files(self, needle: bytes) -> list[CallSite]:
+        """Calls in the host-only files whose bytes name `needle`, in listing order; each such
+        file is parsed once, when first named. Whether a file is searched depends only on
+        the name, so the answer is the same whatever was asked before."""
+        out: list[CallSite] = []
+        for path in self.host_files:
+            if path not in self.host_bytes:
+                try:
+                    self.host_bytes[path] = path.read_bytes()
+                except OSError:
+                    self.host_bytes[path] = b""
+            if next(_whole_words(self.host_bytes[path], needle), None) is None:
+                continue
+            if path not in self.host_indices and self.load is not None:
+                self.host_indices[path] = self.load(path)
+            index = self.host_indices.get(path)
+            if index is None:
+                continue
+            root = index.tree.root_node
+            base = root.start_byte
+            for start in _whole_words(index.source, needle):
                 node = root.descendant_for_byte_range(base + start, base + start + len(needle))
                 call = _call_of(node) if node is not None else None
                 if call is not None:

@@ -1,0 +1,62 @@
+"""Host values (docs/counting.md D12 on): a kernel argument's value followed through host code
+that the D8-D11 rules did not reach."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from roofcast.gpu_specs import load_gpu
+
+from roofcast.pipeline import analyze_paths
+from roofcast.predictors.roofline import RooflinePredictor
+from roofcast.results import KernelResult
+
+#: a kernel whose SP FLOPs are its parameter `n`: one add per trip
+LOOP_KERNEL = """\
+__global__ void k(float* a, int n) {
+  float s = 0.0f;
+  for (int j = 0; j < n; j++) s += a[j];
+  a[threadIdx.x] = s;
+}
+"""
+
+
+def write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (folder / name).write_text(textwrap.dedent(text))
+
+
+def kernels(folder: Path) -> dict[str, KernelResult]:
+    report = analyze_paths([folder], load_gpu("a100"), {}, RooflinePredictor())
+    assert not [p for p in report.problems if p.fatal], report.problems
+    return {k.ir.name: k for k in report.kernels}
+
+
+@pytest.mark.rule("D12")
+def test_a_caller_in_a_host_only_file_binds_the_launching_functions_parameters(tmp_path):
+    """`main.cpp` has no kernel marker (it is not parsed to find kernels), yet it is where
+    `launch(a, 300)` is called: the launch's `n` is 300. A name that no file calls stays a
+    default."""
+    write(
+        tmp_path,
+        {
+            "kernels.cu": LOOP_KERNEL
+            + """\
+            void launch(float* a, int n) { k<<<1, 1>>>(a, n); }
+            """,
+            "main.cpp": """\
+            void launch(float* a, int n);
+            int main() {
+              float* a = 0;
+              int size = 3 * 100;
+              launch(a, size);
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert k.resolved.flops["sp"] == 300 and not k.resolved.defaults
+    (tmp_path / "main.cpp").write_text("int main() { return 0; }\n")
+    assert "n" in kernels(tmp_path)["k"].resolved.defaults
