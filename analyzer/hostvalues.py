@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, cast
 import sympy
 import tree_sitter
 from roofcast.analyzer.cvaluetree import apply_value, call_parts, single_return, value_operands
-from roofcast.analyzer.index import function_name, parameters
+from roofcast.analyzer.index import function_name, parameters, template_params
 from roofcast.analyzer.parsing import (
     captures,
     language,
@@ -148,17 +148,7 @@ class HostScope:
                 return None
             return sympy.Integer(int(number)) if number.is_integer() else sympy.Float(number)
         if t == "identifier":
-            name = node_text(node)
-            earlier = [v for start, v in self.defs.get(name, []) if start < before]
-            if earlier:
-                return self._latest(earlier, depth)
-            if name == "argc":
-                return ARGC
-            if name in self.outer:
-                return self.outer[name]
-            initializer = file_initializers(self.func).get(name)
-            # a file-level `int N = 4096;` (rule D7): its initializer, with no local in view
-            return self.value(initializer, 0, depth + 1) if initializer is not None else None
+            return self.name_value(node_text(node), before, depth)
         if t == "conditional_expression":
             return self._conditional(node, before, depth)
         if t == "sizeof_expression":
@@ -186,6 +176,20 @@ class HostScope:
         if any(v is None for v in values):
             return None
         return apply_value(how, cast(list[sympy.Expr], values))
+
+    def name_value(self, name: str, before: int, depth: int = 0) -> sympy.Expr | None:
+        """The value of the name `name` at byte `before`: its last definition, the caller's
+        binding of a parameter, or a file-level initializer (rule D7)."""
+        earlier = [v for start, v in self.defs.get(name, []) if start < before]
+        if earlier:
+            return self._latest(earlier, depth)
+        if name == "argc":
+            return ARGC
+        if name in self.outer:
+            return self.outer[name]
+        initializer = file_initializers(self.func).get(name)
+        # a file-level `int N = 4096;` (rule D7): its initializer, with no local in view
+        return self.value(initializer, 0, depth + 1) if initializer is not None else None
 
     def _call(self, call: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """Rule D10: a call to a file-level function whose body is one `return e;` (`iDivUp(n,
@@ -497,8 +501,10 @@ def _first_caller_bindings(
     func: tree_sitter.Node, calls: CallSites | None, levels: int
 ) -> dict[str, sympy.Expr]:
     params = [p.name for p in parameters(func)]
-    if not params:
+    templates = template_params(func)
+    if not params and not templates:
         return {}
+    required = len(params) - _defaulted_parameters(func)
     name = (function_name(func) or "").split("::")[-1]
     for call, call_grammar in calls.get(name, []) if calls else []:
         caller = call.parent
@@ -507,8 +513,8 @@ def _first_caller_bindings(
         args = call.child_by_field_name("arguments")
         if caller is None or caller is func or args is None:
             continue
-        if len(args.named_children) != len(params):
-            continue
+        if not required <= len(args.named_children) <= len(params):
+            continue  # another function of that name (a call may leave defaulted ones out)
         outer = caller_bindings(caller, calls, levels - 1)
         scope = HostScope(caller, call_grammar, outer)
         out = {}
@@ -516,8 +522,42 @@ def _first_caller_bindings(
             value = scope.value(arg, call.start_byte)
             if pname and value is not None:
                 out[pname] = value
+        for tname, value in _template_values(call, templates, scope).items():
+            out.setdefault(tname, value)
         return out
     return {}
+
+
+def _defaulted_parameters(func: tree_sitter.Node) -> int:
+    """How many of a function's parameters have a default (`bool timing = false`)."""
+    declarator = func.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters") if declarator is not None else None
+    named = params.named_children if params is not None else []
+    return sum(1 for p in named if p.type == "optional_parameter_declaration")
+
+
+def _template_values(
+    call: tree_sitter.Node, names: list[str], scope: HostScope
+) -> dict[str, sympy.Expr]:
+    """Rule D13: a call `run<T, 256>(...)` of a function template binds its non-type template
+    parameters to the written arguments' values (types are left to D9's bindings)."""
+    function = call.child_by_field_name("function")
+    if not names or function is None or function.type != "template_function":
+        return {}
+    arguments = function.child_by_field_name("arguments")
+    out: dict[str, sympy.Expr] = {}
+    for name, argument in zip(names, arguments.named_children if arguments else [], strict=False):
+        if argument.type == "type_descriptor":
+            # a bare name parses as a type (`run<T, N>`): a value where the scope gives one
+            text = node_text(argument)
+            value = scope.name_value(text, call.start_byte) if text.isidentifier() else None
+        else:
+            value = scope.value(argument, call.start_byte)
+        if value is not None:
+            out[name] = value
+    return out
 
 
 #: a launch configuration's first two operands -> the builtins they set
@@ -569,4 +609,3 @@ def _dim3_components(
                 return args if 0 < len(args) <= 3 else None
         return [node]
     return None
-

@@ -60,3 +60,45 @@ def test_a_caller_in_a_host_only_file_binds_the_launching_functions_parameters(t
     assert k.resolved.flops["sp"] == 300 and not k.resolved.defaults
     (tmp_path / "main.cpp").write_text("int main() { return 0; }\n")
     assert "n" in kernels(tmp_path)["k"].resolved.defaults
+
+
+@pytest.mark.rule("D13")
+def test_a_function_templates_value_arguments_and_defaulted_parameters_bind(tmp_path):
+    """`run<100>(a, 1000)` makes run's `N` 100 and `blocks = (n + N - 1) / N` 10, passed on
+    through `runTest<float, N>` (a bare name in a template argument list parses as a type);
+    `launch(a, 50)` binds `launch(float*, int, bool timing = false)`, its default left out."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            template <typename T, int N>
+            void runTest(float* a, int n) {
+              int blocks = (n + N - 1) / N;
+              k<<<1, 1>>>(a, blocks);
+            }
+            template <int N>
+            void run(float* a, int n) { runTest<float, N>(a, n); }
+            int main() {
+              float* a = 0;
+              run<100>(a, 1000);
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert k.resolved.flops["sp"] == 10 and not k.resolved.defaults
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            void launch(float* a, int n, bool timing = false) { k<<<1, 1>>>(a, n); }
+            int main() {
+              float* a = 0;
+              launch(a, 50);
+            }
+            """,
+        },
+    )
+    assert kernels(tmp_path)["k"].resolved.flops["sp"] == 50
