@@ -110,11 +110,17 @@ class HostScope:
     """Definitions of one host function, searched backwards from a call."""
 
     def __init__(
-        self, func: tree_sitter.Node, grammar: str, outer: dict[str, sympy.Expr] | None = None
+        self,
+        func: tree_sitter.Node,
+        grammar: str,
+        outer: dict[str, sympy.Expr] | None = None,
+        placeholders: bool = False,
     ) -> None:
         self.func = func
         self.grammar = grammar
         self.outer = outer or {}  # the function's own parameters, as its caller passed them
+        #: rule D14: a name without a value is its placeholder (`unknown_symbol`), not None
+        self.placeholders = placeholders
         self.defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
         body = func.child_by_field_name("body")
         if body is None:
@@ -182,14 +188,18 @@ class HostScope:
         binding of a parameter, or a file-level initializer (rule D7)."""
         earlier = [v for start, v in self.defs.get(name, []) if start < before]
         if earlier:
-            return self._latest(earlier, depth)
-        if name == "argc":
+            value = self._latest(earlier, depth)
+        elif name == "argc":
             return ARGC
-        if name in self.outer:
+        elif name in self.outer:
             return self.outer[name]
-        initializer = file_initializers(self.func).get(name)
-        # a file-level `int N = 4096;` (rule D7): its initializer, with no local in view
-        return self.value(initializer, 0, depth + 1) if initializer is not None else None
+        else:
+            initializer = file_initializers(self.func).get(name)
+            # a file-level `int N = 4096;` (rule D7): its initializer, with no local in view
+            value = self.value(initializer, 0, depth + 1) if initializer is not None else None
+        if value is None and self.placeholders:
+            return unknown_symbol(name)
+        return value
 
     def _call(self, call: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """Rule D10: a call to a file-level function whose body is one `return e;` (`iDivUp(n,
@@ -208,7 +218,8 @@ class HostScope:
             if value is None:
                 return None
             bound[name] = value
-        return HostScope(callee, self.grammar, bound).value(returned, returned.end_byte, depth + 1)
+        scope = HostScope(callee, self.grammar, bound, self.placeholders)
+        return scope.value(returned, returned.end_byte, depth + 1)
 
     def _latest(self, earlier: list[tree_sitter.Node], depth: int) -> sympy.Expr | None:
         """The value of the last definition before the use; one made under `if (c)` with `c`
@@ -219,7 +230,7 @@ class HostScope:
         if value is None or guard is None or len(earlier) < 2 or depth >= MAX_DEPTH:
             return value
         before = self._latest(earlier[:-1], depth + 1)
-        if before is None:
+        if before is None or has_unknown(before):
             return value
         chosen = self._piecewise(guard, value, before, last.start_byte, depth)
         return chosen if chosen is not None else value
@@ -253,6 +264,20 @@ class HostScope:
 
 #: the program's argument count: bound from the command line's words (none given: 1)
 ARGC = sympy.Symbol("argc", positive=True)
+
+#: rule D14: the prefix of a host name's placeholder (`$` is in no portable C name)
+UNKNOWN_PREFIX = "host$"
+
+
+def unknown_symbol(name: str) -> sympy.Symbol:
+    """The placeholder of a host name whose value host code does not show (`int w =
+    img.getWidth();`): solved, where it can be, from the profiled launch (rule D14)."""
+    return sympy.Symbol(UNKNOWN_PREFIX + name, positive=True)
+
+
+def has_unknown(value: sympy.Expr) -> bool:
+    """Whether a host value rests on a placeholder (rule D14)."""
+    return any(s.name.startswith(UNKNOWN_PREFIX) for s in value.free_symbols)
 
 
 def _guarding_condition(value: tree_sitter.Node, func: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -358,16 +383,19 @@ def bind_call(
     grammar: str,
     at: int,
     outer: dict[str, sympy.Expr] | None = None,
+    pointers: frozenset[str] = frozenset(),
 ) -> dict[str, sympy.Expr]:
     """Kernel/function parameter -> its value at this call, a sympy expression (passed as
-    such: a string would have to be parsed again, and parsing text is where code can hide)."""
-    scope = HostScope(caller, grammar, outer)
+    such: a string would have to be parsed again, and parsing text is where code can hide).
+    A value that rests on an unknown host name carries its placeholder (rule D14), but for
+    the `pointers` (no launch axis solves an address)."""
+    scope = HostScope(caller, grammar, outer, placeholders=True)
     out: dict[str, sympy.Expr] = {}
     for name, arg in zip(params, args, strict=False):
         if not name:
             continue
         value = scope.value(arg, at)
-        if value is not None:
+        if value is not None and not (name in pointers and has_unknown(value)):
             out[name] = value
     return out
 
@@ -420,7 +448,7 @@ def device_allocations(
         position = 0 if name == "omp_target_alloc" else 1
         size_arg = items[position] if len(items) > position else None
         value = scope.value(size_arg, call.start_byte)
-        if value is not None:
+        if value is not None and not has_unknown(value):  # a caller's placeholder: unknown
             total += value
             found = True
     return total if found else None
@@ -483,18 +511,23 @@ MAX_CALLER_LEVELS = 4
 
 
 def caller_bindings(
-    func: tree_sitter.Node, calls: CallSites | None, levels: int = MAX_CALLER_LEVELS
+    func: tree_sitter.Node,
+    calls: CallSites | None,
+    levels: int = MAX_CALLER_LEVELS,
+    placeholders: bool = False,
 ) -> dict[str, sympy.Expr]:
     """A function's parameters as its first caller in the folder passes them, the caller's
     own parameters bound the same way up to `levels` callers up (a driver function between
-    `main` and the launch is common). A fresh dict: callers may add to it."""
+    `main` and the launch is common). A fresh dict: callers may add to it. `placeholders`:
+    keep the values that rest on an unknown host name (rule D14)."""
     if levels <= 0:
         return {}
-    return dict(
-        _CALLER_BINDINGS.get(
-            func, partial(_first_caller_bindings, func, calls, levels), (id(calls), levels)
-        )
+    found = _CALLER_BINDINGS.get(
+        func, partial(_first_caller_bindings, func, calls, levels), (id(calls), levels)
     )
+    if placeholders:
+        return dict(found)
+    return {name: value for name, value in found.items() if not has_unknown(value)}
 
 
 def _first_caller_bindings(
@@ -515,8 +548,8 @@ def _first_caller_bindings(
             continue
         if not required <= len(args.named_children) <= len(params):
             continue  # another function of that name (a call may leave defaulted ones out)
-        outer = caller_bindings(caller, calls, levels - 1)
-        scope = HostScope(caller, call_grammar, outer)
+        outer = caller_bindings(caller, calls, levels - 1, placeholders=True)
+        scope = HostScope(caller, call_grammar, outer, placeholders=True)
         out = {}
         for pname, arg in zip(params, args.named_children, strict=False):
             value = scope.value(arg, call.start_byte)
@@ -574,7 +607,7 @@ def launch_geometry(
     a number, `dim3(a, b)`, or a name defined as one (`dim3 grid(n / 256, 1);`, `dim3 b =
     dim3(16, 16);`, `int threads = 256;`); missing axes are 1. Axes without a value are
     left out (the command line's --block/--grid, and the defaults, decide them)."""
-    scope = HostScope(func, "cuda", outer)
+    scope = HostScope(func, "cuda", outer, placeholders=True)
     out: dict[str, sympy.Expr] = {}
     operands = [c for c in config.named_children if c.type != "comment"]
     for prefix, operand in zip(_LAUNCH_OPERANDS, operands, strict=False):
@@ -592,12 +625,16 @@ def _dim3_components(
     node: tree_sitter.Node, scope: HostScope, before: int
 ) -> list[tree_sitter.Node] | None:
     """The axes of a dim3-valued expression (one node for a scalar), following a name to
-    its last definition before the launch; None when there are more than three."""
+    its last definition before the launch; None when there are more than three. A name
+    whose definitions end in a scalar is its own one axis (valued as any name is: guards,
+    placeholders)."""
+    first_name: tree_sitter.Node | None = None
     for _ in range(MAX_DEPTH):
         if node.type == "identifier":
             earlier = [v for start, v in scope.defs.get(node_text(node), []) if start < before]
             if not earlier:
                 return [node]
+            first_name = first_name or node
             node = earlier[-1]
             continue
         if node.type in ("argument_list", "initializer_list"):
@@ -607,5 +644,5 @@ def _dim3_components(
             name, args = call_parts(node)
             if name == "dim3":
                 return args if 0 < len(args) <= 3 else None
-        return [node]
+        return [first_name or node]
     return None

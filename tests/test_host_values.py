@@ -10,6 +10,7 @@ import pytest
 from roofcast.gpu_specs import load_gpu
 
 from roofcast.pipeline import analyze_paths
+from roofcast.predictors.base import LaunchContext
 from roofcast.predictors.roofline import RooflinePredictor
 from roofcast.results import KernelResult
 
@@ -102,3 +103,36 @@ def test_a_function_templates_value_arguments_and_defaulted_parameters_bind(tmp_
         },
     )
     assert kernels(tmp_path)["k"].resolved.flops["sp"] == 50
+
+
+@pytest.mark.rule("D14")
+def test_a_size_host_code_cannot_show_is_solved_from_the_profiled_launch(tmp_path):
+    """`n` comes from a function the folder does not define; the launch `<<<(n + 255) / 256,
+    256>>>` as profiled with 40 blocks makes it 10240 (C's division: the largest such n), and
+    the kernel's loop over `n` runs that many times. Without the profiled grid it is the
+    documented default, as before."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            int readSize(const char* path);
+            int main(int argc, char** argv) {
+              float* a = 0;
+              const int n = readSize(argv[1]);
+              k<<<(n + 255) / 256, 256>>>(a, n);
+            }
+            """,
+        },
+    )
+    report = analyze_paths(
+        [tmp_path],
+        load_gpu("a100"),
+        {},
+        RooflinePredictor(),
+        LaunchContext(block=(256, 1, 1), grid=(40, 1, 1)),
+    )
+    (k,) = report.kernels
+    assert k.resolved.flops["sp"] == 10240 and not k.resolved.defaults
+    assert any("[D14] n = 10240" in note for note in k.resolved.notes)
+    assert "n" in kernels(tmp_path)["k"].resolved.defaults
