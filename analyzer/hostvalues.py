@@ -80,6 +80,8 @@ def _defs_query(grammar: str) -> tree_sitter.Query:
         language(grammar),
         """
 (init_declarator declarator: (identifier) @name value: (_) @value)
+(init_declarator declarator: (array_declarator declarator: (identifier) @name)
+  value: (initializer_list) @value)
 (assignment_expression left: (identifier) @name operator: "=" right: (_) @value)
 """,
     )
@@ -157,6 +159,8 @@ class HostScope:
             return self.name_value(node_text(node), before, depth)
         if t == "conditional_expression":
             return self._conditional(node, before, depth)
+        if t == "subscript_expression":
+            return self._element(node, before, depth)
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
             words = node_text(inner).replace("*", " * ").split() if inner is not None else []
@@ -200,6 +204,27 @@ class HostScope:
         if value is None and self.placeholders:
             return unknown_symbol(name)
         return value
+
+    def _element(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
+        """Rule D15: `dims[d]` of an array initialised with a list (`const int dims[] = {2, 5,
+        10};`, local or file-level) at a whole-number index is that element's value."""
+        array = node.child_by_field_name("argument")
+        indices = node.child_by_field_name("indices")
+        named = [c for c in indices.named_children if c.type != "comment"] if indices else []
+        if array is None or array.type != "identifier" or len(named) != 1:
+            return None
+        index = self.value(named[0], before, depth + 1)
+        if index is None or not index.is_Integer or index < 0:
+            return None
+        name = node_text(array)
+        earlier = [v for start, v in self.defs.get(name, []) if start < before]
+        listed = earlier[-1] if earlier else file_initializers(self.func).get(name)
+        if listed is None or listed.type != "initializer_list":
+            return None  # last assigned as a whole (a pointer), or no list in view
+        elements = [c for c in listed.named_children if c.type != "comment"]
+        if int(index) >= len(elements):
+            return None
+        return self.value(elements[int(index)], before, depth + 1)
 
     def _call(self, call: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """Rule D10: a call to a file-level function whose body is one `return e;` (`iDivUp(n,
@@ -324,7 +349,8 @@ _FILE_FUNCTIONS = SessionNodeCache(64)
 
 def file_initializers(func: tree_sitter.Node) -> dict[str, tree_sitter.Node]:
     """name -> initializer of the file-level declarations of the file that holds `func`
-    (`int N = 4096;`, `const size_t M = N * 2;`), the last one of a name."""
+    (`int N = 4096;`, `const size_t M = N * 2;`, an array's `{2, 5, 10}`), the last one of a
+    name."""
     root = func
     while root.parent is not None:
         root = root.parent
@@ -337,14 +363,15 @@ def file_initializers(func: tree_sitter.Node) -> dict[str, tree_sitter.Node]:
             for declarator in decl.children_by_field_name("declarator"):
                 name = declarator.child_by_field_name("declarator")
                 value = declarator.child_by_field_name("value")
-                if (
-                    declarator.type == "init_declarator"
-                    and name is not None
-                    and name.type == "identifier"
-                    and value is not None
-                    and value.type != "initializer_list"
-                ):
+                if declarator.type != "init_declarator" or name is None or value is None:
+                    continue
+                listed = value.type == "initializer_list"
+                if name.type == "identifier" and not listed:
                     found[node_text(name)] = value
+                elif name.type == "array_declarator" and listed:  # an array's list (D15)
+                    inner = name.child_by_field_name("declarator")
+                    if inner is not None and inner.type == "identifier":
+                        found[node_text(inner)] = value
         return found
 
     return _FILE_INITIALIZERS.get(root, collect)

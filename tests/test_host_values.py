@@ -136,3 +136,47 @@ def test_a_size_host_code_cannot_show_is_solved_from_the_profiled_launch(tmp_pat
     assert k.resolved.flops["sp"] == 10240 and not k.resolved.defaults
     assert any("[D14] n = 10240" in note for note in k.resolved.notes)
     assert "n" in kernels(tmp_path)["k"].resolved.defaults
+
+
+@pytest.mark.rule("D15")
+def test_an_element_of_a_listed_array_at_a_known_index_is_a_host_value(tmp_path):
+    """`dims[d]` in a loop over `const int dims[] = {7, 5, 10}` launches first with d = 0
+    (D8's first iteration): 7; a file-level list's `sizes[2]` is 30; an index past the list
+    stays unknown."""
+    write(
+        tmp_path,
+        {
+            "main.cu": """\
+            __global__ void k(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            __global__ void g(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            __global__ void past(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            static const int sizes[] = {10, 20, 30};
+            int main() {
+              float* a = 0;
+              const int dims[] = {7, 5, 10};
+              for (int d = 0; d < 3; d++) {
+                const int dim = dims[d];
+                k<<<1, 1>>>(a, dim);
+              }
+              g<<<1, 1>>>(a, sizes[2]);
+              past<<<1, 1>>>(a, sizes[3]);
+            }
+            """,
+        },
+    )
+    found = kernels(tmp_path)
+    assert found["k"].resolved.flops["sp"] == 7 and not found["k"].resolved.defaults
+    assert found["g"].resolved.flops["sp"] == 30
+    assert "n" in found["past"].resolved.defaults
