@@ -87,6 +87,18 @@ def _defs_query(grammar: str) -> tree_sitter.Query:
     )
 
 
+@cache
+def _members_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(
+        language(grammar),
+        """
+(assignment_expression
+  left: (field_expression argument: (identifier) @object field: (field_identifier) @field)
+  operator: "=" right: (_) @value)
+""",
+    )
+
+
 _DEFINITIONS = SessionNodeCache(256)
 
 
@@ -103,6 +115,19 @@ def _definitions(
         defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
         for name, value in zip(found.get("name", []), found.get("value", []), strict=True):
             defs.setdefault(node_text(name), []).append((value.start_byte, value))
+        # rule D16: `grid.x = n / 256;`, `p.size = 4096;` under the name `grid.x`, `p.size`
+        members = captures(_members_query(grammar), body)
+        triples = zip(
+            members.get("object", []),
+            members.get("field", []),
+            members.get("value", []),
+            strict=True,
+        )
+        for obj, member, value in triples:
+            key = f"{node_text(obj)}.{node_text(member)}"
+            defs.setdefault(key, []).append((value.start_byte, value))
+        for listed in defs.values():
+            listed.sort(key=lambda item: item[0])
         return defs
 
     return _DEFINITIONS.get(body, collect, grammar)
@@ -161,6 +186,8 @@ class HostScope:
             return self._conditional(node, before, depth)
         if t == "subscript_expression":
             return self._element(node, before, depth)
+        if t == "field_expression":
+            return self._member(node, before, depth)
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
             words = node_text(inner).replace("*", " * ").split() if inner is not None else []
@@ -204,6 +231,17 @@ class HostScope:
         if value is None and self.placeholders:
             return unknown_symbol(name)
         return value
+
+    def _member(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
+        """Rule D16: `p.size` of a local assigned member by member (`p.size = 4096;`) is
+        its last assignment before the use, valued as a name's (guards included)."""
+        obj = node.child_by_field_name("argument")
+        member = node.child_by_field_name("field")
+        if obj is None or member is None or obj.type != "identifier" or operator(node) != ".":
+            return None
+        key = f"{node_text(obj)}.{node_text(member)}"
+        earlier = [v for start, v in self.defs.get(key, []) if start < before]
+        return self._latest(earlier, depth) if earlier else None
 
     def _element(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """Rule D15: `dims[d]` of an array initialised with a list (`const int dims[] = {2, 5,
@@ -650,7 +688,7 @@ def launch_geometry(
 
 def _dim3_components(
     node: tree_sitter.Node, scope: HostScope, before: int
-) -> list[tree_sitter.Node] | None:
+) -> list[tree_sitter.Node | None] | None:
     """The axes of a dim3-valued expression (one node for a scalar), following a name to
     its last definition before the launch; None when there are more than three. A name
     whose definitions end in a scalar is its own one axis (valued as any name is: guards,
@@ -660,7 +698,7 @@ def _dim3_components(
         if node.type == "identifier":
             earlier = [v for start, v in scope.defs.get(node_text(node), []) if start < before]
             if not earlier:
-                return [node]
+                return _dim3_members(node, scope, before) or [node]
             first_name = first_name or node
             node = earlier[-1]
             continue
@@ -673,3 +711,16 @@ def _dim3_components(
                 return args if 0 < len(args) <= 3 else None
         return [first_name or node]
     return None
+
+
+def _dim3_members(
+    node: tree_sitter.Node, scope: HostScope, before: int
+) -> list[tree_sitter.Node | None] | None:
+    """`dim3 g; g.x = a; g.y = b;` (rule D16): the axes as the member assignments before
+    the launch left them; an axis never assigned keeps dim3's 1. None without any."""
+    name = node_text(node)
+    axes: list[tree_sitter.Node | None] = []
+    for axis in "xyz":
+        earlier = [v for start, v in scope.defs.get(f"{name}.{axis}", []) if start < before]
+        axes.append(earlier[-1] if earlier else None)
+    return axes if any(axes) else None

@@ -180,3 +180,30 @@ def test_an_element_of_a_listed_array_at_a_known_index_is_a_host_value(tmp_path)
     assert found["k"].resolved.flops["sp"] == 7 and not found["k"].resolved.defaults
     assert found["g"].resolved.flops["sp"] == 30
     assert "n" in found["past"].resolved.defaults
+
+
+@pytest.mark.rule("D16")
+def test_members_assigned_one_by_one_size_arguments_and_the_launch(tmp_path):
+    """`p.size = 2 * 64;` makes `p.size` 128 at the launch; `dim3 grid; grid.x = 8;` with y
+    never assigned launches 8 x 1 blocks of `block.x = 32` threads."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            struct Params { int size; };
+            int main() {
+              float* a = 0;
+              Params p;
+              p.size = 2 * 64;
+              dim3 grid, block;
+              grid.x = 8;
+              block.x = 32;
+              k<<<grid, block>>>(a, p.size);
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert k.resolved.flops["sp"] == 128 and not k.resolved.defaults
+    assert k.resolved.threads == 8 * 32
