@@ -4,7 +4,8 @@ and keep each kernel's classed SASS (analyzer.sass), cached on disk.
 A unit the compile database builds with clang (`clang++ -x cuda`, or a .cu given to clang)
 is compiled with clang again (analyzer.toolchain finds one and a CUDA tree for it): clang's
 device code differs from nvcc's, and the build's is what ran. Every other unit, and a clang
-unit where no clang toolchain is found (said per kernel), is compiled with nvcc.
+unit where no clang toolchain is found (said per kernel), is compiled with nvcc; where nvcc
+is missing (no CUDA toolkit, only clang and the `compile` extra), clang compiles them too.
 
 Commands are data: compilers run with an argument list, never through a shell, and -D
 values are passed as single arguments. Any failure (tool missing, unit not compiling, kernel absent
@@ -23,7 +24,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
@@ -56,6 +57,10 @@ _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _STD = re.compile(r"^(?:gnu|c)\+\+(\d+)$")
 
 
+NO_NVCC = "nvcc not found (set CUDA_HOME or put nvcc on PATH)"
+NO_NVDISASM = "nvdisasm not found (CUDA toolkit, or pip install 'roofcast[compile]')"
+
+
 @dataclass(frozen=True)
 class Tools:
     """The toolkit programs compile mode runs; None where not found."""
@@ -64,11 +69,12 @@ class Tools:
     nvdisasm: str | None
 
     def missing(self) -> str:
-        """Why compile mode cannot run ('' when it can)."""
+        """Why these tools alone cannot compile ('' when they can); without nvcc a clang
+        toolchain may still compile (`Compiler.unavailable`)."""
         if self.nvcc is None:
-            return "nvcc not found (set CUDA_HOME or put nvcc on PATH)"
+            return NO_NVCC
         if self.nvdisasm is None:
-            return "nvdisasm not found (CUDA toolkit, or pip install 'roofcast[compile]')"
+            return NO_NVDISASM
         return ""
 
 
@@ -173,6 +179,14 @@ def ptx_arch(unit: CompileUnit, arch: str) -> str | None:
         return None
     older = [a for a in unit.gpu_archs if 0 < _sm(a) <= _sm(arch)]
     return max(older, key=_sm) if older else None
+
+
+def _default_unit(source: Path, unit: CompileUnit | None) -> CompileUnit:
+    """The flags nvcc's default command would use (-std raised to C++17, -I<file dir>,
+    the database's -D/-U/-I where it has the file), as a unit clang can compile."""
+    include_dirs = (source.parent, *(unit.include_dirs if unit is not None else ()))
+    base = unit if unit is not None else CompileUnit(source, -1, str(source))
+    return replace(base, std=_std(unit), include_dirs=include_dirs, codegen=("-O3",), gpu_archs=())
 
 
 def clang_command(
@@ -399,10 +413,17 @@ class Compiler:
         self._lock = threading.Lock()
 
     def unavailable(self) -> str:
-        """Why nothing can be compiled ('' when units can)."""
+        """Why nothing can be compiled ('' when units can): no NVIDIA architecture, no
+        nvdisasm, or neither nvcc nor a clang toolchain (clang alone compiles every unit)."""
         if self.arch is None:
             return "the GPU has no NVIDIA compute capability (no SASS)"
-        return self.tools.missing()
+        if self.tools.nvdisasm is None:
+            return NO_NVDISASM
+        if self.tools.nvcc is None:
+            fallback = self.clang_for("")
+            if not isinstance(fallback, ClangCuda):
+                return f"{NO_NVCC}, and no clang for CUDA: {fallback}"
+        return ""
 
     def command(self, source: Path, output: Path) -> list[str]:
         return self.plan(source, output).command
@@ -423,34 +444,26 @@ class Compiler:
 
     def plan(self, source: Path, output: Path) -> Plan:
         """The unit's own clang command where the database builds it with clang and a
-        clang toolchain is found; else the nvcc command (saying why, for a clang unit)."""
+        clang toolchain is found; else the nvcc command (saying why, for a clang unit), or
+        without nvcc, clang with nvcc's default flags."""
         unit = self.database.unit_for(source) if self.database is not None else None
-        assert self.tools.nvcc is not None and self.arch is not None
+        assert self.arch is not None
         nvcc_how = f"nvcc -arch={self.arch}"
-        if unit is not None and unit.cuda and is_clang(unit.compiler):
-            toolchain = self.clang_for(unit.compiler)
+        clang_unit = unit is not None and unit.cuda and is_clang(unit.compiler)
+        if clang_unit or self.tools.nvcc is None:
+            build = unit.compiler if unit is not None and clang_unit else ""
+            toolchain = self.clang_for(build)
             if isinstance(toolchain, ClangCuda):
-                older = ptx_arch(unit, self.arch)
-                ptx = output.with_suffix(".ptx")
-                command = clang_command(
-                    toolchain,
-                    self.arch,
-                    source,
-                    ptx if older else output,
-                    unit,
-                    self.defines,
-                    self.undefines,
-                    self.include_dirs,
-                    older,
+                if clang_unit:
+                    assert unit is not None
+                    return self._clang_plan(toolchain, source, output, unit, f"the build's {build}")
+                because = "nvcc not found: nvcc's default flags"
+                return self._clang_plan(
+                    toolchain, source, output, _default_unit(source, unit), because
                 )
-                then = ptxas_command(toolchain, self.arch, ptx, output) if older else []
-                how = f"{toolchain.name} -x cuda --cuda-gpu-arch={older or self.arch} "
-                if older:
-                    how += f"then ptxas --gpu-name={self.arch} "
-                how += f"({toolchain.describe()}; the build's {unit.compiler})"
-                identity = (toolchain.cuda.version, tool_version(str(toolchain.cuda.ptxas)))
-                return Plan(command, how, identity, then)
-            nvcc_how += f" (not the build's {unit.compiler}: {toolchain})"
+            if clang_unit:
+                nvcc_how += f" (not the build's {build}: {toolchain})"
+        assert self.tools.nvcc is not None  # `unavailable` said so otherwise
         command = nvcc_command(
             self.tools.nvcc,
             self.arch,
@@ -462,6 +475,33 @@ class Compiler:
             self.include_dirs,
         )
         return Plan(command, nvcc_how)
+
+    def _clang_plan(
+        self, toolchain: ClangCuda, source: Path, output: Path, unit: CompileUnit, because: str
+    ) -> Plan:
+        """clang's command for the unit (through the PTX of an older GPU the build names,
+        then ptxas, as the driver's JIT would), and the line saying which and why."""
+        assert self.arch is not None
+        older = ptx_arch(unit, self.arch)
+        ptx = output.with_suffix(".ptx")
+        command = clang_command(
+            toolchain,
+            self.arch,
+            source,
+            ptx if older else output,
+            unit,
+            self.defines,
+            self.undefines,
+            self.include_dirs,
+            older,
+        )
+        then = ptxas_command(toolchain, self.arch, ptx, output) if older else []
+        how = f"{toolchain.name} -x cuda --cuda-gpu-arch={older or self.arch} "
+        if older:
+            how += f"then ptxas --gpu-name={self.arch} "
+        how += f"({toolchain.describe()}; {because})"
+        identity = (toolchain.cuda.version, tool_version(str(toolchain.cuda.ptxas)))
+        return Plan(command, how, identity, then)
 
     def how(self, file: str | Path, name: str) -> str:
         """Which compiler built the SASS `kernel` finds for this kernel, and why that one:

@@ -4,7 +4,7 @@ The per-thread count charges every thread's first touch of an element to DRAM. A
 moves far less: neighbouring threads share sectors, threads running at the same time share
 elements (a stencil's halo, a GEMM's rows and columns), and while the data fits in L2 a
 second touch is a hit. Nsight Compute flushes the caches before each replayed kernel, so
-the compulsory footprint is the floor. Rules T1-T7 in docs/counting.md.
+the compulsory footprint is the floor. Rules T1-T10 in docs/counting.md.
 """
 
 from __future__ import annotations
@@ -278,6 +278,7 @@ def launch_traffic(
     sums: dict[tuple[str, bool], float] = {}
     wave_sums: dict[str, float] = {}
     wave_spans: dict[str, list[tuple[float, float, int]]] = {}
+    unplaced: dict[tuple[tuple[str, bool], tuple[int, ...]], float] = {}  # T10
     for access in accesses:
         traffic = arrays.setdefault(access.array, ArrayTraffic(access.array))
         traffic.lines.add(access.line)
@@ -298,11 +299,16 @@ def launch_traffic(
             # per thread, its repeats hits; moved by a loop (`for (j = start[r]; ...)`), a new
             # place each time
             traffic.exact = False
-            footprint = (
-                min(requested, threads * width)
-                if access.indirect and index is access.index
-                else requested
-            )
+            if access.indirect and index is access.index:
+                footprint = min(requested, threads * width)
+            elif index is access.index:
+                # T10: sites the dims cannot place, of one array in one loop nest, are
+                # neighbours of one place (a stencil's points): the largest stands for all
+                site = (key, access.nest)
+                footprint = max(0.0, requested - unplaced.get(site, 0.0))
+                unplaced[site] = max(unplaced.get(site, 0.0), requested)
+            else:
+                footprint = requested
             sums[key] = sums.get(key, 0.0) + footprint
             wave_sums[access.array] = wave_sums.get(access.array, 0.0) + footprint / waves
             continue

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from roofcast.analyzer.compdb import load_database, parse_entry
-from roofcast.analyzer.compile import Compiler, clang_command, find_tools, ptx_arch
+from roofcast.analyzer.compile import Compiler, Tools, clang_command, find_tools, ptx_arch
 from roofcast.analyzer.discover import discover_files
 from roofcast.analyzer.toolchain import (
     ClangCuda,
@@ -345,3 +345,36 @@ def test_the_ptx_the_driver_would_take_for_the_gpu() -> None:
     assert both.gpu_archs == ("sm_52", "sm_70") and ptx_arch(both, "sm_86") == "sm_70"
     assert ptx_arch(unit("--offload-arch=sm_60,sm_90"), "sm_86") == "sm_60"
     assert ptx_arch(unit("--cuda-gpu-arch=sm_90"), "sm_86") is None  # would not run there
+
+
+@pytest.mark.rule("S0")
+@needs_clang
+def test_without_nvcc_clang_compiles_with_nvccs_default_flags(tmp_path: Path) -> None:
+    """A machine with clang and the `compile` extra but no CUDA toolkit still compiles."""
+    assert isinstance(CLANG, ClangCuda)
+    source = tmp_path / "kernels.cu"
+    source.write_text(KERNELS)
+    compiler = Compiler("sm_86", tools=Tools(None, TOOLS.nvdisasm), cache_root=tmp_path / "c")
+    assert compiler.unavailable() == ""
+    command = compiler.command(source, tmp_path / "out.cubin")
+    assert command[0] == CLANG.clang
+    assert {"-O3", "-std=c++17", f"-I{tmp_path}", "--cuda-device-only"} <= set(command)
+    sass, why = compiler.kernel(source, "swar")
+    assert sass is not None, why
+    nvcc, _ = Compiler("sm_86", tools=TOOLS, cache_root=tmp_path / "c").kernel(source, "swar")
+    assert nvcc is not None
+    # clang's code (one POPC), not nvcc's shifts, masks and adds
+    assert sass.totals()["integer"] < nvcc.totals()["integer"] / 2
+    how = compiler.how(source, "swar")
+    assert how.startswith(CLANG.name) and "nvcc not found" in how
+
+
+def test_without_nvcc_or_clang_nothing_compiles_and_both_are_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROOFCAST_CLANG", "none")
+    compiler = Compiler("sm_86", tools=Tools(None, "/usr/bin/true"), cache_root=tmp_path)
+    why = compiler.unavailable()
+    assert "nvcc not found" in why and "ROOFCAST_CLANG=none" in why
+    sass, reason = compiler.kernel(tmp_path / "x.cu", "k")
+    assert sass is None and reason == why

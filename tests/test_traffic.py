@@ -1,4 +1,4 @@
-"""The launch traffic model (features/traffic.py, docs/counting.md T1-T8), on kernels written
+"""The launch traffic model (features/traffic.py, docs/counting.md T1-T10), on kernels written
 here with their DRAM bytes counted by hand."""
 
 from __future__ import annotations
@@ -174,6 +174,54 @@ def test_spilled_waves_reread_what_every_wave_shares():
     assert out is not None and out.decision == "spills L2"
     assert out.waves == 1024 // 4
     assert out.arrays[0].dram_load == out.waves * 64 * MIB
+
+
+@pytest.mark.rule("T10")
+def test_unplaced_sites_of_one_array_in_one_nest_share_a_footprint(tmp_path):
+    """A 5-point stencil over `i = idx % n`, `j = idx / n` (offsets the dims cannot place):
+    each array moves its grid once, not once per point."""
+    n = 4096
+    k = launch(
+        tmp_path,
+        """\
+        __global__ void heat(const unsigned n, const double* u, double* v) {
+          int idx = blockDim.x * blockIdx.x + threadIdx.x;
+          int i = idx % n;
+          int j = idx / n;
+          v[i + j * n] = u[i + j * n] + u[i + 1 + j * n] + u[i - 1 + j * n]
+                       + u[i + (j + 1) * n] + u[i + (j - 1) * n];
+        }
+        """,
+        {"n": str(n)},
+        (256, 1, 1),
+        (n * n // 256, 1, 1),
+    )["heat"]
+    a = arrays(k)
+    assert not a["u"]["from_index"]
+    assert a["u"]["footprint_bytes"]["load"] == 8 * n * n  # one grid, not five
+    assert a["v"]["footprint_bytes"]["store"] == 8 * n * n
+
+
+@pytest.mark.rule("T10")
+def test_unplaced_sites_share_only_within_their_nest_and_gathers_stay_apart():
+    """Direct: two unplaced reads of `a` in one nest share; a third in another loop nest and
+    two gathers of `x` do not."""
+    t = sympy.Symbol("t", integer=True, nonnegative=True)
+    dims = [Dim(t, sympy.Integer(1024), "lane")]
+    one = sympy.Integer(1)
+    accesses = [
+        Access("a", None, 4, 4, False, one, 1, indirect=False),
+        Access("a", None, 4, 4, False, one, 2, indirect=False),
+        Access("a", None, 4, 4, False, sympy.Integer(3), 3, indirect=False, nest=(7,)),
+        Access("x", None, 4, 4, False, one, 4, indirect=True),
+        Access("x", None, 4, 4, False, one, 5, indirect=True),
+    ]
+    machine = Machine(l2_bytes=64 * MIB, sms=4, threads_per_sm=1024, blocks_per_sm=1)
+    out = launch_traffic(accesses, dims, {}, 1024, machine)
+    assert out is not None
+    got = {a.array: a.load_footprint for a in out.arrays}
+    assert got["a"] == 1024 * 4 + 3 * 1024 * 4  # the nest's pair once, the loop's apart
+    assert got["x"] == 2 * 1024 * 4  # a gather's place is its own
 
 
 @pytest.mark.rule("T6")
