@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cache
 from pathlib import Path
 
 import tree_sitter
 from roofcast.analyzer.index import FileIndex
+from roofcast.analyzer.parsing import captures, language
 
 CallSite = tuple[tree_sitter.Node, str]  # (call_expression node, grammar)
 
@@ -39,6 +41,9 @@ class CallSites:
         self.load = load
         self.host_bytes: dict[Path, bytes] = {}
         self.host_indices: dict[Path, FileIndex | None] = {}
+        #: names whose value (a function's address) is stored or passed, not only called
+        self.referenced: set[str] = set()
+        self._pointer_calls: list[CallSite] | None = None
         self.found: dict[str, list[CallSite]] = {}
         self.searches = [0] * len(self.indices)  # per file: byte searches so far
         self.words: list[dict[bytes, list[int]] | None] = [None] * len(self.indices)
@@ -61,8 +66,31 @@ class CallSites:
                 call = _call_of(node) if node is not None else None
                 if call is not None:
                     out.append((call, index.grammar))
+                elif node is not None and _stored(node):
+                    self.referenced.add(name)
         if not out and name != "main":  # nothing calls `main`: no host file is parsed for it
             out = self._search_host_files(needle)
+        return out
+
+    def pointer_calls(self, name: str, arity: int) -> list[CallSite]:
+        """Rule D17: calls through a table of function pointers (`table[j](a, b)`, `(*f)(a,
+        b)`) with `arity` arguments, in file then source order, for a function no file calls
+        by name but whose address is stored or passed (`{f, g}`, `p = f`). Empty otherwise."""
+        if self.get(name) or name not in self.referenced:
+            return []
+        if self._pointer_calls is None:
+            self._pointer_calls = [
+                (call, index.grammar)
+                for index in self.indices
+                for call in captures(_pointer_calls_query(index.grammar), index.tree.root_node).get(
+                    "c", []
+                )
+            ]
+        out = []
+        for call, grammar in self._pointer_calls:
+            args = call.child_by_field_name("arguments")
+            if args is not None and len(args.named_children) == arity:
+                out.append((call, grammar))
         return out
 
     def _search_host_files(self, needle: bytes) -> list[CallSite]:
@@ -157,3 +185,25 @@ def _call_of(node: tree_sitter.Node) -> tree_sitter.Node | None:
         return None
     function = parent.child_by_field_name("function")
     return parent if function is not None and function.id == callee.id else None
+
+
+#: where a function's name is its address, stored or passed rather than called
+_STORING = frozenset(
+    {"initializer_list", "init_declarator", "assignment_expression", "argument_list"}
+)
+
+
+def _stored(node: tree_sitter.Node) -> bool:
+    parent = node.parent
+    return node.type == "identifier" and parent is not None and parent.type in _STORING
+
+
+@cache
+def _pointer_calls_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(
+        language(grammar),
+        """
+(call_expression function: (subscript_expression)) @c
+(call_expression function: (parenthesized_expression (pointer_expression))) @c
+""",
+    )

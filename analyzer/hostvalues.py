@@ -604,7 +604,10 @@ def _first_caller_bindings(
         return {}
     required = len(params) - _defaulted_parameters(func)
     name = (function_name(func) or "").split("::")[-1]
-    for call, call_grammar in calls.get(name, []) if calls else []:
+    found = calls.get(name, []) if calls else []
+    if calls is not None and not found and params:
+        found = calls.pointer_calls(name, len(params))  # rule D17: through a pointer table
+    for call, call_grammar in found:
         caller = call.parent
         while caller is not None and caller.type != "function_definition":
             caller = caller.parent

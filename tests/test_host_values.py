@@ -207,3 +207,35 @@ def test_members_assigned_one_by_one_size_arguments_and_the_launch(tmp_path):
     k = kernels(tmp_path)["k"]
     assert k.resolved.flops["sp"] == 128 and not k.resolved.defaults
     assert k.resolved.threads == 8 * 32
+
+
+@pytest.mark.rule("D17")
+def test_a_launcher_called_only_through_a_pointer_table_takes_that_calls_arguments(tmp_path):
+    """`launch` is never called by name: its address sits in `table`, and `table[j](a, w)`
+    calls it with `w` 12 (two arguments, as `launch` takes). A launcher whose address is
+    never taken is not matched to a pointer call."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            __global__ void other(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            void launch(float* a, int n) { k<<<1, 1>>>(a, n); }
+            void unused(float* a, int n) { other<<<1, 1>>>(a, n); }
+            typedef void (*launcher)(float*, int);
+            launcher table[] = {launch};
+            int main() {
+              float* a = 0;
+              int w = 12;
+              for (int j = 0; j < 1; j++) table[j](a, w);
+            }
+            """,
+        },
+    )
+    found = kernels(tmp_path)
+    assert found["k"].resolved.flops["sp"] == 12 and not found["k"].resolved.defaults
+    assert "n" in found["other"].resolved.defaults
