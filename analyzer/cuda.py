@@ -141,10 +141,11 @@ def kernels_in(
                     call.start_byte,
                     outer,
                     frozenset(p.name for p in params if p.is_pointer),
+                    calls,
                 )
             config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
             if host_fn is not None and config is not None:
-                geometry = launch_geometry(config, host_fn, call.start_byte, outer)
+                geometry = launch_geometry(config, host_fn, call.start_byte, outer, calls)
                 for name, value in geometry.items():
                     bindings.setdefault(name, value)  # a parameter of that name keeps its own
             if host_fn is not None:

@@ -9,6 +9,7 @@ call, constants, casts, arithmetic, sizeof and the C conversions of argv.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache, partial
 from typing import TYPE_CHECKING, cast
 
@@ -142,12 +143,16 @@ class HostScope:
         grammar: str,
         outer: dict[str, sympy.Expr] | None = None,
         placeholders: bool = False,
+        library: CallSites | None = None,
     ) -> None:
         self.func = func
         self.grammar = grammar
         self.outer = outer or {}  # the function's own parameters, as its caller passed them
         #: rule D14: a name without a value is its placeholder (`unknown_symbol`), not None
         self.placeholders = placeholders
+        #: rule D18: the folder's files, headers included, for file-level names and helpers
+        #: that the function's own file does not define
+        self.library = library
         self.defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
         body = func.child_by_field_name("body")
         if body is None:
@@ -225,12 +230,28 @@ class HostScope:
         elif name in self.outer:
             return self.outer[name]
         else:
-            initializer = file_initializers(self.func).get(name)
+            initializer = self._file_level(file_initializers, name)
             # a file-level `int N = 4096;` (rule D7): its initializer, with no local in view
             value = self.value(initializer, 0, depth + 1) if initializer is not None else None
         if value is None and self.placeholders:
             return unknown_symbol(name)
         return value
+
+    def _file_level(
+        self,
+        table: Callable[[tree_sitter.Node], dict[str, tree_sitter.Node]],
+        name: str,
+    ) -> tree_sitter.Node | None:
+        """`name` in the function's own file's `table` (initializers or functions), else
+        (rule D18) in the first of the folder's files, headers included, that has it."""
+        found = table(self.func).get(name)
+        if found is not None or self.library is None:
+            return found
+        for index in self.library.indices:
+            found = table(index.tree.root_node).get(name)
+            if found is not None:
+                return found
+        return None
 
     def _member(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """Rule D16: `p.size` of a local assigned member by member (`p.size = 4096;`) is
@@ -256,7 +277,7 @@ class HostScope:
             return None
         name = node_text(array)
         earlier = [v for start, v in self.defs.get(name, []) if start < before]
-        listed = earlier[-1] if earlier else file_initializers(self.func).get(name)
+        listed = earlier[-1] if earlier else self._file_level(file_initializers, name)
         if listed is None or listed.type != "initializer_list":
             return None  # last assigned as a whole (a pointer), or no list in view
         elements = [c for c in listed.named_children if c.type != "comment"]
@@ -268,7 +289,7 @@ class HostScope:
         """Rule D10: a call to a file-level function whose body is one `return e;` (`iDivUp(n,
         256)`) is `e`, valued in that function with its parameters bound to the arguments."""
         name, args = call_parts(call)
-        callee = file_functions(self.func).get(name)
+        callee = self._file_level(file_functions, name)
         returned = single_return(callee) if callee is not None else None
         if callee is None or returned is None or depth + 1 > MAX_DEPTH:
             return None
@@ -281,7 +302,7 @@ class HostScope:
             if value is None:
                 return None
             bound[name] = value
-        scope = HostScope(callee, self.grammar, bound, self.placeholders)
+        scope = HostScope(callee, self.grammar, bound, self.placeholders, self.library)
         return scope.value(returned, returned.end_byte, depth + 1)
 
     def _latest(self, earlier: list[tree_sitter.Node], depth: int) -> sympy.Expr | None:
@@ -449,12 +470,13 @@ def bind_call(
     at: int,
     outer: dict[str, sympy.Expr] | None = None,
     pointers: frozenset[str] = frozenset(),
+    library: CallSites | None = None,
 ) -> dict[str, sympy.Expr]:
     """Kernel/function parameter -> its value at this call, a sympy expression (passed as
     such: a string would have to be parsed again, and parsing text is where code can hide).
     A value that rests on an unknown host name carries its placeholder (rule D14), but for
     the `pointers` (no launch axis solves an address)."""
-    scope = HostScope(caller, grammar, outer, placeholders=True)
+    scope = HostScope(caller, grammar, outer, placeholders=True, library=library)
     out: dict[str, sympy.Expr] = {}
     for name, arg in zip(params, args, strict=False):
         if not name:
@@ -617,7 +639,7 @@ def _first_caller_bindings(
         if not required <= len(args.named_children) <= len(params):
             continue  # another function of that name (a call may leave defaulted ones out)
         outer = caller_bindings(caller, calls, levels - 1, placeholders=True)
-        scope = HostScope(caller, call_grammar, outer, placeholders=True)
+        scope = HostScope(caller, call_grammar, outer, placeholders=True, library=calls)
         out = {}
         for pname, arg in zip(params, args.named_children, strict=False):
             value = scope.value(arg, call.start_byte)
@@ -670,12 +692,13 @@ def launch_geometry(
     func: tree_sitter.Node,
     before: int,
     outer: dict[str, sympy.Expr] | None = None,
+    library: CallSites | None = None,
 ) -> dict[str, sympy.Expr]:
     """Rule D11: a launch's `<<<grid, block>>>` as host values, `gridDim_x` .. `blockDim_z`:
     a number, `dim3(a, b)`, or a name defined as one (`dim3 grid(n / 256, 1);`, `dim3 b =
     dim3(16, 16);`, `int threads = 256;`); missing axes are 1. Axes without a value are
     left out (the command line's --block/--grid, and the defaults, decide them)."""
-    scope = HostScope(func, "cuda", outer, placeholders=True)
+    scope = HostScope(func, "cuda", outer, placeholders=True, library=library)
     out: dict[str, sympy.Expr] = {}
     operands = [c for c in config.named_children if c.type != "comment"]
     for prefix, operand in zip(_LAUNCH_OPERANDS, operands, strict=False):

@@ -239,3 +239,28 @@ def test_a_launcher_called_only_through_a_pointer_table_takes_that_calls_argumen
     found = kernels(tmp_path)
     assert found["k"].resolved.flops["sp"] == 12 and not found["k"].resolved.defaults
     assert "n" in found["other"].resolved.defaults
+
+
+@pytest.mark.rule("D18")
+def test_constants_and_one_line_helpers_of_an_included_header_value_arguments(tmp_path):
+    """`util.h` defines `STEP` and `roundUp`; the launch in `main.cu` passes `roundUp(1000,
+    STEP)`: (1000 + 3) / 4 = 250 with C's division."""
+    write(
+        tmp_path,
+        {
+            "util.h": """\
+            static const unsigned int STEP = 4;
+            inline int roundUp(const int x, const int y) { return (x + y - 1) / y; }
+            """,
+            "main.cu": '#include "util.h"\n'
+            + LOOP_KERNEL
+            + """\
+            int main() {
+              float* a = 0;
+              k<<<1, 1>>>(a, roundUp(1000, STEP));
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert k.resolved.flops["sp"] == 250 and not k.resolved.defaults
