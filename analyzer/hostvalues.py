@@ -309,6 +309,16 @@ class HostScope:
         """The value of the last definition before the use; one made under `if (c)` with `c`
         a comparison (`if (argc > 1) n = atoi(argv[1]);`) is piecewise with the one before."""
         last = earlier[-1]
+        flag = _option_flag(last, self.func)
+        if flag is not None:  # rule D19: `-flag N` on the command line, else the one before
+            given = sympy.Symbol(OPTION_VALUE + flag, positive=True)
+            if len(earlier) < 2 or depth >= MAX_DEPTH:
+                return given
+            before = self._latest(earlier[:-1], depth + 1)
+            if before is None or has_unknown(before):
+                return given
+            present = sympy.Symbol(OPTION_GIVEN + flag)
+            return sympy.Piecewise((given, sympy.Eq(present, 1)), (before, True))
         value = self.value(last, last.start_byte, depth + 1)
         guard = _guarding_condition(last, self.func)
         if value is None or guard is None or len(earlier) < 2 or depth >= MAX_DEPTH:
@@ -378,6 +388,40 @@ def _guarding_condition(value: tree_sitter.Node, func: tree_sitter.Node) -> tree
             return _comparison(parent.child_by_field_name("condition"))
         node = parent
     return None
+
+
+#: rule D19: the value a command-line option gives (`-paths 4096`: 4096), and whether the
+#: command line has it (1) or not (0); `$` keeps these apart from any C name
+OPTION_VALUE = "option$"
+OPTION_GIVEN = "given$"
+_OPTION_READ = re.compile(r"(?:\w+\s*\(\s*)+(?:optarg|argv\s*\[[^\]]*[A-Za-z_][^\]]*\])")
+_FLAG = re.compile(r'"(-{1,2}[A-Za-z][\w-]*)"')
+_CASE = re.compile(r"case\s*'([A-Za-z0-9])'\s*:")
+
+
+def _option_flag(value: tree_sitter.Node, func: tree_sitter.Node) -> str | None:
+    """`n = atoi(argv[++i])` under `if (!strcmp(argv[i], "-n"))` (or any `if` whose condition
+    names one "-flag" string: `ArgPos("-n", argc, argv) > 0`), and `n = atoi(optarg)` under
+    getopt's `case 'n':`, read the option `-n`: its name, else None."""
+    if not _OPTION_READ.match(node_text(value)):
+        return None
+    node = value.parent
+    for _ in range(MAX_OPTION_LEVELS):
+        if node is None or node.id == func.id:
+            return None
+        if node.type == "if_statement":
+            condition = node.child_by_field_name("condition")
+            flags = _FLAG.findall(node_text(condition)) if condition is not None else []
+            return flags[0] if len(flags) == 1 else None
+        if node.type == "case_statement":
+            label = _CASE.match(node_text(node))
+            return f"-{label.group(1)}" if label else None
+        node = node.parent
+    return None
+
+
+#: statements between an option's assignment and the `if` or `case` that names its flag
+MAX_OPTION_LEVELS = 4
 
 
 def _comparison(condition: tree_sitter.Node | None) -> tree_sitter.Node | None:
@@ -488,13 +532,20 @@ def bind_call(
 
 
 def exe_arg_values(exe_args: str) -> dict[str, float]:
-    """`4096 10 data.bin` -> {argc: 4, argv_1: 4096, argv_2: 10} (numeric arguments only)."""
-    values: dict[str, float] = {"argc": float(len(exe_args.split()) + 1)}
-    for k, token in enumerate(exe_args.split(), start=1):
+    """`4096 10 data.bin` -> {argc: 4, argv_1: 4096, argv_2: 10} (numeric arguments only);
+    an option word and the number after it, `-paths 4096`, give `given$-paths` 1 and
+    `option$-paths` 4096 (rule D19)."""
+    words = exe_args.split()
+    values: dict[str, float] = {"argc": float(len(words) + 1)}
+    for k, token in enumerate(words, start=1):
         try:
             values[f"argv_{k}"] = float(token)
         except ValueError:
-            continue
+            if _FLAG.fullmatch(f'"{token}"'):
+                values[OPTION_GIVEN + token] = 1.0
+                following = words[k] if k < len(words) else ""
+                if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", following):
+                    values[OPTION_VALUE + token] = float(following)
     return values
 
 

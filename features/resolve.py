@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import sympy
 from roofcast.analyzer.cexpr import CExprError
 from roofcast.analyzer.cvalue import MAX_COUNT, is_type_name, parse_value
-from roofcast.analyzer.hostvalues import UNKNOWN_PREFIX, exe_arg_values
+from roofcast.analyzer.hostvalues import OPTION_GIVEN, UNKNOWN_PREFIX, exe_arg_values
 from roofcast.features.mathfuncs import special_costs
 from roofcast.features.numeric import NotNumeric, evaluate
 from roofcast.features.symbolic import symbol
@@ -248,6 +248,10 @@ def resolve_counts(
     host_values = {**exe_arg_values(context.exe_args if context is not None else ""), **values}
     clamped: dict[str, float] = {}
     known = {**host_values, **values}
+    for expr in fv.host_bindings.values():  # rule D19: an option the command line lacks
+        for s in getattr(expr, "free_symbols", ()):
+            if s.name.startswith(OPTION_GIVEN):
+                known.setdefault(s.name, 0.0)
     _bind_host_values(fv, values, known, clamped)
     host_notes = _unknowns_from_launch(fv, values, known)
     if host_notes:

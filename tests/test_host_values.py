@@ -264,3 +264,53 @@ def test_constants_and_one_line_helpers_of_an_included_header_value_arguments(tm
     )
     k = kernels(tmp_path)["k"]
     assert k.resolved.flops["sp"] == 250 and not k.resolved.defaults
+
+
+@pytest.mark.rule("D19")
+def test_command_line_options_are_read_from_the_programs_arguments(tmp_path):
+    """`-steps N` (strcmp) and getopt's `-m N` set sizes whose built-in values are 100 and 7:
+    with `-steps 40` on the command line the first is 40 and the second keeps 7; with no
+    arguments both keep their built-in values."""
+    write(
+        tmp_path,
+        {
+            "main.cu": """\
+            #include <cstring>
+            #include <cstdlib>
+            #include <unistd.h>
+            __global__ void k(float* a, int n, int m) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              for (int j = 0; j < m; j++) s *= a[j];
+              a[threadIdx.x] = s;
+            }
+            int main(int argc, char** argv) {
+              int steps = 100;
+              int m = 7;
+              for (int i = 1; i < argc; ++i) {
+                if (!strcmp(argv[i], "-steps"))
+                  steps = strtol(argv[++i], NULL, 10);
+              }
+              int opt;
+              while ((opt = getopt(argc, argv, "m:")) >= 0) {
+                switch (opt) {
+                  case 'm': m = atoi(optarg); break;
+                }
+              }
+              float* a = 0;
+              k<<<1, 1>>>(a, steps, m);
+            }
+            """,
+        },
+    )
+
+    def run(exe_args: str) -> KernelResult:
+        context = LaunchContext(exe_args=exe_args)
+        report = analyze_paths([tmp_path], load_gpu("a100"), {}, RooflinePredictor(), context)
+        (k,) = report.kernels
+        return k
+
+    given = run("-steps 40 -x 3")
+    assert (given.resolved.flops["sp"], given.resolved.defaults) == (40 + 7, {})
+    built_in = run("")
+    assert (built_in.resolved.flops["sp"], built_in.resolved.defaults) == (100 + 7, {})
