@@ -100,6 +100,27 @@ def _members_query(grammar: str) -> tree_sitter.Query:
     )
 
 
+@cache
+def _compound_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(
+        language(grammar),
+        """
+(assignment_expression left: (identifier) @name
+  operator: ["+=" "-=" "*=" "/=" "<<=" ">>="]) @assignment
+""",
+    )
+
+
+#: rule D20: a compound assignment's operator -> how its new value combines old and right
+_COMPOUND = {
+    "+=": ("add", (True, True)),
+    "-=": ("add", (True, False)),
+    "*=": ("mul",),
+    "/=": ("binary", "/"),
+    "<<=": ("binary", "<<"),
+    ">>=": ("binary", ">>"),
+}
+
 _DEFINITIONS = SessionNodeCache(256)
 
 
@@ -127,6 +148,13 @@ def _definitions(
         for obj, member, value in triples:
             key = f"{node_text(obj)}.{node_text(member)}"
             defs.setdefault(key, []).append((value.start_byte, value))
+        # rule D20: `n *= 1024;` (but a for's update, `i += 2`: D8 values a counter's start)
+        for assignment in captures(_compound_query(grammar), body).get("assignment", []):
+            parent = assignment.parent
+            is_update = parent is not None and parent.type == "for_statement"
+            name = assignment.child_by_field_name("left")
+            if not is_update and name is not None:
+                defs.setdefault(node_text(name), []).append((assignment.start_byte, assignment))
         for listed in defs.values():
             listed.sort(key=lambda item: item[0])
         return defs
@@ -193,6 +221,8 @@ class HostScope:
             return self._element(node, before, depth)
         if t == "field_expression":
             return self._member(node, before, depth)
+        if t == "assignment_expression" and operator(node) in _COMPOUND:
+            return self._compound(node, depth)
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
             words = node_text(inner).replace("*", " * ").split() if inner is not None else []
@@ -252,6 +282,18 @@ class HostScope:
             if found is not None:
                 return found
         return None
+
+    def _compound(self, node: tree_sitter.Node, depth: int) -> sympy.Expr | None:
+        """Rule D20: `n *= 1024` is the value of `n` just before it, times 1024."""
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        if left is None or right is None or depth >= MAX_DEPTH:
+            return None
+        old = self.name_value(node_text(left), node.start_byte, depth + 1)
+        new = self.value(right, node.start_byte, depth + 1)
+        if old is None or new is None:
+            return None
+        return apply_value(_COMPOUND[operator(node)], [old, new])
 
     def _member(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """Rule D16: `p.size` of a local assigned member by member (`p.size = 4096;`) is

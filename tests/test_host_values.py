@@ -314,3 +314,33 @@ def test_command_line_options_are_read_from_the_programs_arguments(tmp_path):
     assert (given.resolved.flops["sp"], given.resolved.defaults) == (40 + 7, {})
     built_in = run("")
     assert (built_in.resolved.flops["sp"], built_in.resolved.defaults) == (100 + 7, {})
+
+
+@pytest.mark.rule("D20")
+def test_compound_assignments_update_a_host_value_but_a_loops_step_does_not(tmp_path):
+    """`n = 32; n *= 1024; n += 8;` launches with 32776; the launch inside `for (s = 3; ...;
+    s += 2)` sees the counter's first value, 3."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            __global__ void g(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            int main() {
+              float* a = 0;
+              int n = 32;
+              n *= 1024;
+              n += 8;
+              k<<<1, 1>>>(a, n);
+              for (int s = 3; s < 10; s += 2) g<<<1, 1>>>(a, s);
+            }
+            """,
+        },
+    )
+    found = kernels(tmp_path)
+    assert found["k"].resolved.flops["sp"] == 32 * 1024 + 8
+    assert found["g"].resolved.flops["sp"] == 3
