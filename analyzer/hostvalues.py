@@ -284,15 +284,18 @@ class HostScope:
         return None
 
     def _compound(self, node: tree_sitter.Node, depth: int) -> sympy.Expr | None:
-        """Rule D20: `n *= 1024` is the value of `n` just before it, times 1024."""
+        """Rule D20: `n *= 1024` is the value of `n` just before it, times 1024; an unknown
+        `+=` or `-=` (`s -= s % 256`, a rounding) leaves the value as it was."""
         left = node.child_by_field_name("left")
         right = node.child_by_field_name("right")
         if left is None or right is None or depth >= MAX_DEPTH:
             return None
         old = self.name_value(node_text(left), node.start_byte, depth + 1)
         new = self.value(right, node.start_byte, depth + 1)
-        if old is None or new is None:
+        if old is None:
             return None
+        if new is None or has_unknown(new):
+            return old if operator(node) in ("+=", "-=") else None
         return apply_value(_COMPOUND[operator(node)], [old, new])
 
     def _member(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:

@@ -319,7 +319,7 @@ def test_command_line_options_are_read_from_the_programs_arguments(tmp_path):
 @pytest.mark.rule("D20")
 def test_compound_assignments_update_a_host_value_but_a_loops_step_does_not(tmp_path):
     """`n = 32; n *= 1024; n += 8;` launches with 32776; the launch inside `for (s = 3; ...;
-    s += 2)` sees the counter's first value, 3."""
+    s += 2)` sees the counter's first value, 3; `r -= r % readQ()` leaves r at 64."""
     write(
         tmp_path,
         {
@@ -330,6 +330,12 @@ def test_compound_assignments_update_a_host_value_but_a_loops_step_does_not(tmp_
               for (int j = 0; j < n; j++) s += a[j];
               a[threadIdx.x] = s;
             }
+            __global__ void h(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            int readQ();
             int main() {
               float* a = 0;
               int n = 32;
@@ -337,6 +343,9 @@ def test_compound_assignments_update_a_host_value_but_a_loops_step_does_not(tmp_
               n += 8;
               k<<<1, 1>>>(a, n);
               for (int s = 3; s < 10; s += 2) g<<<1, 1>>>(a, s);
+              int r = 64;
+              r -= r % readQ();
+              h<<<1, 1>>>(a, r);
             }
             """,
         },
@@ -344,3 +353,4 @@ def test_compound_assignments_update_a_host_value_but_a_loops_step_does_not(tmp_
     found = kernels(tmp_path)
     assert found["k"].resolved.flops["sp"] == 32 * 1024 + 8
     assert found["g"].resolved.flops["sp"] == 3
+    assert found["h"].resolved.flops["sp"] == 64  # an unknown rounding is left out
