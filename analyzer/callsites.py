@@ -11,10 +11,13 @@ the cost of such a file grow with the square of its size.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cache
+from pathlib import Path
 
 import tree_sitter
 from roofcast.analyzer.index import FileIndex
+from roofcast.analyzer.parsing import captures, language
 
 CallSite = tuple[tree_sitter.Node, str]  # (call_expression node, grammar)
 
@@ -25,8 +28,22 @@ SEARCHES_BEFORE_MAP = 64
 class CallSites:
     """Function name -> its plain call sites over the given files, in file then source order."""
 
-    def __init__(self, indices: Sequence[FileIndex]) -> None:
+    def __init__(
+        self,
+        indices: Sequence[FileIndex],
+        host_files: Sequence[Path] = (),
+        load: Callable[[Path], FileIndex | None] | None = None,
+    ) -> None:
         self.indices = list(indices)
+        #: rule D12: the folder's files without kernel markers (not parsed for discovery),
+        #: searched, and parsed by `load`, only for a name no parsed file calls
+        self.host_files = list(host_files) if load is not None else []
+        self.load = load
+        self.host_bytes: dict[Path, bytes] = {}
+        self.host_indices: dict[Path, FileIndex | None] = {}
+        #: names whose value (a function's address) is stored or passed, not only called
+        self.referenced: set[str] = set()
+        self._pointer_calls: list[CallSite] | None = None
         self.found: dict[str, list[CallSite]] = {}
         self.searches = [0] * len(self.indices)  # per file: byte searches so far
         self.words: list[dict[bytes, list[int]] | None] = [None] * len(self.indices)
@@ -45,6 +62,58 @@ class CallSites:
             root = index.tree.root_node
             base = root.start_byte  # the source starts at the root's first token, not byte 0
             for start in self._offsets(i, needle):
+                node = root.descendant_for_byte_range(base + start, base + start + len(needle))
+                call = _call_of(node) if node is not None else None
+                if call is not None:
+                    out.append((call, index.grammar))
+                elif node is not None and _stored(node):
+                    self.referenced.add(name)
+        if not out and name != "main":  # nothing calls `main`: no host file is parsed for it
+            out = self._search_host_files(needle)
+        return out
+
+    def pointer_calls(self, name: str, arity: int) -> list[CallSite]:
+        """Rule D17: calls through a table of function pointers (`table[j](a, b)`, `(*f)(a,
+        b)`) with `arity` arguments, in file then source order, for a function no file calls
+        by name but whose address is stored or passed (`{f, g}`, `p = f`). Empty otherwise."""
+        if self.get(name) or name not in self.referenced:
+            return []
+        if self._pointer_calls is None:
+            self._pointer_calls = [
+                (call, index.grammar)
+                for index in self.indices
+                for call in captures(_pointer_calls_query(index.grammar), index.tree.root_node).get(
+                    "c", []
+                )
+            ]
+        out = []
+        for call, grammar in self._pointer_calls:
+            args = call.child_by_field_name("arguments")
+            if args is not None and len(args.named_children) == arity:
+                out.append((call, grammar))
+        return out
+
+    def _search_host_files(self, needle: bytes) -> list[CallSite]:
+        """Calls in the host-only files whose bytes name `needle`, in listing order; each such
+        file is parsed once, when first named. Whether a file is searched depends only on
+        the name, so the answer is the same whatever was asked before."""
+        out: list[CallSite] = []
+        for path in self.host_files:
+            if path not in self.host_bytes:
+                try:
+                    self.host_bytes[path] = path.read_bytes()
+                except OSError:
+                    self.host_bytes[path] = b""
+            if next(_whole_words(self.host_bytes[path], needle), None) is None:
+                continue
+            if path not in self.host_indices and self.load is not None:
+                self.host_indices[path] = self.load(path)
+            index = self.host_indices.get(path)
+            if index is None:
+                continue
+            root = index.tree.root_node
+            base = root.start_byte
+            for start in _whole_words(index.source, needle):
                 node = root.descendant_for_byte_range(base + start, base + start + len(needle))
                 call = _call_of(node) if node is not None else None
                 if call is not None:
@@ -116,3 +185,25 @@ def _call_of(node: tree_sitter.Node) -> tree_sitter.Node | None:
         return None
     function = parent.child_by_field_name("function")
     return parent if function is not None and function.id == callee.id else None
+
+
+#: where a function's name is its address, stored or passed rather than called
+_STORING = frozenset(
+    {"initializer_list", "init_declarator", "assignment_expression", "argument_list"}
+)
+
+
+def _stored(node: tree_sitter.Node) -> bool:
+    parent = node.parent
+    return node.type == "identifier" and parent is not None and parent.type in _STORING
+
+
+@cache
+def _pointer_calls_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(
+        language(grammar),
+        """
+(call_expression function: (subscript_expression)) @c
+(call_expression function: (parenthesized_expression (pointer_expression))) @c
+""",
+    )

@@ -131,7 +131,7 @@ def kernels_in(
             args = call.child_by_field_name("arguments")
             outer = {}
             if host_fn is not None:
-                outer = caller_bindings(host_fn, calls)
+                outer = caller_bindings(host_fn, calls, placeholders=True)  # rule D14
             if host_fn is not None and args is not None:
                 bindings = bind_call(
                     [p.name for p in params],
@@ -140,10 +140,12 @@ def kernels_in(
                     "cuda",
                     call.start_byte,
                     outer,
+                    frozenset(p.name for p in params if p.is_pointer),
+                    calls,
                 )
             config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
             if host_fn is not None and config is not None:
-                geometry = launch_geometry(config, host_fn, call.start_byte, outer)
+                geometry = launch_geometry(config, host_fn, call.start_byte, outer, calls)
                 for name, value in geometry.items():
                     bindings.setdefault(name, value)  # a parameter of that name keeps its own
             if host_fn is not None:

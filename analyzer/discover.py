@@ -385,9 +385,12 @@ def discover_files(
     indexers = _Indexers(files, roots, defines, undefines, database)
     assigned = indexers.assign(files)
     result = DiscoveryResult(files=len(files))
+    unparsed: set[Path] = set()  # listed files without kernel markers: host code only
     for path in files:
         if _may_hold_kernels(path):
             assigned[resolved(path)].index(path)
+        else:
+            unparsed.add(resolved(path))
     seen_kernels: set[tuple[Path, int, str]] = set()
     listed = frozenset(resolved(p) for p in files)
     launches_by_dir: dict[Path, cuda.LaunchMap] = {}
@@ -398,8 +401,21 @@ def discover_files(
         """Plain calls in the region's folder: how its function's parameters are passed."""
         folder = resolved(path).parent
         if folder not in calls_by_dir:
-            calls_by_dir[folder] = CallSites(indexers.near(folder, assigned))
+            read = {key for indexer in indexers.all() for key in indexer.indices}
+            hosts = [
+                p for p in files if resolved(p).parent == folder and resolved(p) in unparsed - read
+            ]
+            calls_by_dir[folder] = CallSites(indexers.near(folder, assigned), hosts, host_index)
         return calls_by_dir[folder]
+
+    def host_index(path: Path) -> FileIndex | None:
+        """A host-only file parsed for its calls (rule D12); its problems stay unreported,
+        as they were when it was not parsed at all."""
+        indexer = assigned[resolved(path)]
+        reported = len(indexer.problems)
+        index = indexer.index(path)
+        del indexer.problems[reported:]
+        return index
 
     def launches_near(path: Path) -> cuda.LaunchMap:
         """Launch sites in the kernel's own folder: where its host code lives."""

@@ -9,13 +9,14 @@ call, constants, casts, arithmetic, sizeof and the C conversions of argv.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache, partial
 from typing import TYPE_CHECKING, cast
 
 import sympy
 import tree_sitter
 from roofcast.analyzer.cvaluetree import apply_value, call_parts, single_return, value_operands
-from roofcast.analyzer.index import function_name, parameters
+from roofcast.analyzer.index import function_name, parameters, template_params
 from roofcast.analyzer.parsing import (
     captures,
     language,
@@ -80,10 +81,45 @@ def _defs_query(grammar: str) -> tree_sitter.Query:
         language(grammar),
         """
 (init_declarator declarator: (identifier) @name value: (_) @value)
+(init_declarator declarator: (array_declarator declarator: (identifier) @name)
+  value: (initializer_list) @value)
 (assignment_expression left: (identifier) @name operator: "=" right: (_) @value)
 """,
     )
 
+
+@cache
+def _members_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(
+        language(grammar),
+        """
+(assignment_expression
+  left: (field_expression argument: (identifier) @object field: (field_identifier) @field)
+  operator: "=" right: (_) @value)
+""",
+    )
+
+
+@cache
+def _compound_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(
+        language(grammar),
+        """
+(assignment_expression left: (identifier) @name
+  operator: ["+=" "-=" "*=" "/=" "<<=" ">>="]) @assignment
+""",
+    )
+
+
+#: rule D20: a compound assignment's operator -> how its new value combines old and right
+_COMPOUND = {
+    "+=": ("add", (True, True)),
+    "-=": ("add", (True, False)),
+    "*=": ("mul",),
+    "/=": ("binary", "/"),
+    "<<=": ("binary", "<<"),
+    ">>=": ("binary", ">>"),
+}
 
 _DEFINITIONS = SessionNodeCache(256)
 
@@ -101,6 +137,26 @@ def _definitions(
         defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
         for name, value in zip(found.get("name", []), found.get("value", []), strict=True):
             defs.setdefault(node_text(name), []).append((value.start_byte, value))
+        # rule D16: `grid.x = n / 256;`, `p.size = 4096;` under the name `grid.x`, `p.size`
+        members = captures(_members_query(grammar), body)
+        triples = zip(
+            members.get("object", []),
+            members.get("field", []),
+            members.get("value", []),
+            strict=True,
+        )
+        for obj, member, value in triples:
+            key = f"{node_text(obj)}.{node_text(member)}"
+            defs.setdefault(key, []).append((value.start_byte, value))
+        # rule D20: `n *= 1024;` (but a for's update, `i += 2`: D8 values a counter's start)
+        for assignment in captures(_compound_query(grammar), body).get("assignment", []):
+            parent = assignment.parent
+            is_update = parent is not None and parent.type == "for_statement"
+            name = assignment.child_by_field_name("left")
+            if not is_update and name is not None:
+                defs.setdefault(node_text(name), []).append((assignment.start_byte, assignment))
+        for listed in defs.values():
+            listed.sort(key=lambda item: item[0])
         return defs
 
     return _DEFINITIONS.get(body, collect, grammar)
@@ -110,11 +166,21 @@ class HostScope:
     """Definitions of one host function, searched backwards from a call."""
 
     def __init__(
-        self, func: tree_sitter.Node, grammar: str, outer: dict[str, sympy.Expr] | None = None
+        self,
+        func: tree_sitter.Node,
+        grammar: str,
+        outer: dict[str, sympy.Expr] | None = None,
+        placeholders: bool = False,
+        library: CallSites | None = None,
     ) -> None:
         self.func = func
         self.grammar = grammar
         self.outer = outer or {}  # the function's own parameters, as its caller passed them
+        #: rule D14: a name without a value is its placeholder (`unknown_symbol`), not None
+        self.placeholders = placeholders
+        #: rule D18: the folder's files, headers included, for file-level names and helpers
+        #: that the function's own file does not define
+        self.library = library
         self.defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
         body = func.child_by_field_name("body")
         if body is None:
@@ -148,19 +214,15 @@ class HostScope:
                 return None
             return sympy.Integer(int(number)) if number.is_integer() else sympy.Float(number)
         if t == "identifier":
-            name = node_text(node)
-            earlier = [v for start, v in self.defs.get(name, []) if start < before]
-            if earlier:
-                return self._latest(earlier, depth)
-            if name == "argc":
-                return ARGC
-            if name in self.outer:
-                return self.outer[name]
-            initializer = file_initializers(self.func).get(name)
-            # a file-level `int N = 4096;` (rule D7): its initializer, with no local in view
-            return self.value(initializer, 0, depth + 1) if initializer is not None else None
+            return self.name_value(node_text(node), before, depth)
         if t == "conditional_expression":
             return self._conditional(node, before, depth)
+        if t == "subscript_expression":
+            return self._element(node, before, depth)
+        if t == "field_expression":
+            return self._member(node, before, depth)
+        if t == "assignment_expression" and operator(node) in _COMPOUND:
+            return self._compound(node, depth)
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
             words = node_text(inner).replace("*", " * ").split() if inner is not None else []
@@ -187,11 +249,92 @@ class HostScope:
             return None
         return apply_value(how, cast(list[sympy.Expr], values))
 
+    def name_value(self, name: str, before: int, depth: int = 0) -> sympy.Expr | None:
+        """The value of the name `name` at byte `before`: its last definition, the caller's
+        binding of a parameter, or a file-level initializer (rule D7)."""
+        earlier = [v for start, v in self.defs.get(name, []) if start < before]
+        if earlier:
+            value = self._latest(earlier, depth)
+        elif name == "argc":
+            return ARGC
+        elif name in self.outer:
+            return self.outer[name]
+        else:
+            initializer = self._file_level(file_initializers, name)
+            # a file-level `int N = 4096;` (rule D7): its initializer, with no local in view
+            value = self.value(initializer, 0, depth + 1) if initializer is not None else None
+        if value is None and self.placeholders:
+            return unknown_symbol(name)
+        return value
+
+    def _file_level(
+        self,
+        table: Callable[[tree_sitter.Node], dict[str, tree_sitter.Node]],
+        name: str,
+    ) -> tree_sitter.Node | None:
+        """`name` in the function's own file's `table` (initializers or functions), else
+        (rule D18) in the first of the folder's files, headers included, that has it."""
+        found = table(self.func).get(name)
+        if found is not None or self.library is None:
+            return found
+        for index in self.library.indices:
+            found = table(index.tree.root_node).get(name)
+            if found is not None:
+                return found
+        return None
+
+    def _compound(self, node: tree_sitter.Node, depth: int) -> sympy.Expr | None:
+        """Rule D20: `n *= 1024` is the value of `n` just before it, times 1024; an unknown
+        `+=` or `-=` (`s -= s % 256`, a rounding) leaves the value as it was."""
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        if left is None or right is None or depth >= MAX_DEPTH:
+            return None
+        old = self.name_value(node_text(left), node.start_byte, depth + 1)
+        new = self.value(right, node.start_byte, depth + 1)
+        if old is None:
+            return None
+        if new is None or has_unknown(new):
+            return old if operator(node) in ("+=", "-=") else None
+        return apply_value(_COMPOUND[operator(node)], [old, new])
+
+    def _member(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
+        """Rule D16: `p.size` of a local assigned member by member (`p.size = 4096;`) is
+        its last assignment before the use, valued as a name's (guards included)."""
+        obj = node.child_by_field_name("argument")
+        member = node.child_by_field_name("field")
+        if obj is None or member is None or obj.type != "identifier" or operator(node) != ".":
+            return None
+        key = f"{node_text(obj)}.{node_text(member)}"
+        earlier = [v for start, v in self.defs.get(key, []) if start < before]
+        return self._latest(earlier, depth) if earlier else None
+
+    def _element(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
+        """Rule D15: `dims[d]` of an array initialised with a list (`const int dims[] = {2, 5,
+        10};`, local or file-level) at a whole-number index is that element's value."""
+        array = node.child_by_field_name("argument")
+        indices = node.child_by_field_name("indices")
+        named = [c for c in indices.named_children if c.type != "comment"] if indices else []
+        if array is None or array.type != "identifier" or len(named) != 1:
+            return None
+        index = self.value(named[0], before, depth + 1)
+        if index is None or not index.is_Integer or index < 0:
+            return None
+        name = node_text(array)
+        earlier = [v for start, v in self.defs.get(name, []) if start < before]
+        listed = earlier[-1] if earlier else self._file_level(file_initializers, name)
+        if listed is None or listed.type != "initializer_list":
+            return None  # last assigned as a whole (a pointer), or no list in view
+        elements = [c for c in listed.named_children if c.type != "comment"]
+        if int(index) >= len(elements):
+            return None
+        return self.value(elements[int(index)], before, depth + 1)
+
     def _call(self, call: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """Rule D10: a call to a file-level function whose body is one `return e;` (`iDivUp(n,
         256)`) is `e`, valued in that function with its parameters bound to the arguments."""
         name, args = call_parts(call)
-        callee = file_functions(self.func).get(name)
+        callee = self._file_level(file_functions, name)
         returned = single_return(callee) if callee is not None else None
         if callee is None or returned is None or depth + 1 > MAX_DEPTH:
             return None
@@ -204,18 +347,29 @@ class HostScope:
             if value is None:
                 return None
             bound[name] = value
-        return HostScope(callee, self.grammar, bound).value(returned, returned.end_byte, depth + 1)
+        scope = HostScope(callee, self.grammar, bound, self.placeholders, self.library)
+        return scope.value(returned, returned.end_byte, depth + 1)
 
     def _latest(self, earlier: list[tree_sitter.Node], depth: int) -> sympy.Expr | None:
         """The value of the last definition before the use; one made under `if (c)` with `c`
         a comparison (`if (argc > 1) n = atoi(argv[1]);`) is piecewise with the one before."""
         last = earlier[-1]
+        flag = _option_flag(last, self.func)
+        if flag is not None:  # rule D19: `-flag N` on the command line, else the one before
+            given = sympy.Symbol(OPTION_VALUE + flag, positive=True)
+            if len(earlier) < 2 or depth >= MAX_DEPTH:
+                return given
+            before = self._latest(earlier[:-1], depth + 1)
+            if before is None or has_unknown(before):
+                return given
+            present = sympy.Symbol(OPTION_GIVEN + flag)
+            return sympy.Piecewise((given, sympy.Eq(present, 1)), (before, True))
         value = self.value(last, last.start_byte, depth + 1)
         guard = _guarding_condition(last, self.func)
         if value is None or guard is None or len(earlier) < 2 or depth >= MAX_DEPTH:
             return value
         before = self._latest(earlier[:-1], depth + 1)
-        if before is None:
+        if before is None or has_unknown(before):
             return value
         chosen = self._piecewise(guard, value, before, last.start_byte, depth)
         return chosen if chosen is not None else value
@@ -250,6 +404,20 @@ class HostScope:
 #: the program's argument count: bound from the command line's words (none given: 1)
 ARGC = sympy.Symbol("argc", positive=True)
 
+#: rule D14: the prefix of a host name's placeholder (`$` is in no portable C name)
+UNKNOWN_PREFIX = "host$"
+
+
+def unknown_symbol(name: str) -> sympy.Symbol:
+    """The placeholder of a host name whose value host code does not show (`int w =
+    img.getWidth();`): solved, where it can be, from the profiled launch (rule D14)."""
+    return sympy.Symbol(UNKNOWN_PREFIX + name, positive=True)
+
+
+def has_unknown(value: sympy.Expr) -> bool:
+    """Whether a host value rests on a placeholder (rule D14)."""
+    return any(s.name.startswith(UNKNOWN_PREFIX) for s in value.free_symbols)
+
 
 def _guarding_condition(value: tree_sitter.Node, func: tree_sitter.Node) -> tree_sitter.Node | None:
     """The comparison of the `if` whose consequence holds the definition `value`, when that
@@ -265,6 +433,40 @@ def _guarding_condition(value: tree_sitter.Node, func: tree_sitter.Node) -> tree
             return _comparison(parent.child_by_field_name("condition"))
         node = parent
     return None
+
+
+#: rule D19: the value a command-line option gives (`-paths 4096`: 4096), and whether the
+#: command line has it (1) or not (0); `$` keeps these apart from any C name
+OPTION_VALUE = "option$"
+OPTION_GIVEN = "given$"
+_OPTION_READ = re.compile(r"(?:\w+\s*\(\s*)+(?:optarg|argv\s*\[[^\]]*[A-Za-z_][^\]]*\])")
+_FLAG = re.compile(r'"(-{1,2}[A-Za-z][\w-]*)"')
+_CASE = re.compile(r"case\s*'([A-Za-z0-9])'\s*:")
+
+
+def _option_flag(value: tree_sitter.Node, func: tree_sitter.Node) -> str | None:
+    """`n = atoi(argv[++i])` under `if (!strcmp(argv[i], "-n"))` (or any `if` whose condition
+    names one "-flag" string: `ArgPos("-n", argc, argv) > 0`), and `n = atoi(optarg)` under
+    getopt's `case 'n':`, read the option `-n`: its name, else None."""
+    if not _OPTION_READ.match(node_text(value)):
+        return None
+    node = value.parent
+    for _ in range(MAX_OPTION_LEVELS):
+        if node is None or node.id == func.id:
+            return None
+        if node.type == "if_statement":
+            condition = node.child_by_field_name("condition")
+            flags = _FLAG.findall(node_text(condition)) if condition is not None else []
+            return flags[0] if len(flags) == 1 else None
+        if node.type == "case_statement":
+            label = _CASE.match(node_text(node))
+            return f"-{label.group(1)}" if label else None
+        node = node.parent
+    return None
+
+
+#: statements between an option's assignment and the `if` or `case` that names its flag
+MAX_OPTION_LEVELS = 4
 
 
 def _comparison(condition: tree_sitter.Node | None) -> tree_sitter.Node | None:
@@ -295,7 +497,8 @@ _FILE_FUNCTIONS = SessionNodeCache(64)
 
 def file_initializers(func: tree_sitter.Node) -> dict[str, tree_sitter.Node]:
     """name -> initializer of the file-level declarations of the file that holds `func`
-    (`int N = 4096;`, `const size_t M = N * 2;`), the last one of a name."""
+    (`int N = 4096;`, `const size_t M = N * 2;`, an array's `{2, 5, 10}`), the last one of a
+    name."""
     root = func
     while root.parent is not None:
         root = root.parent
@@ -308,14 +511,15 @@ def file_initializers(func: tree_sitter.Node) -> dict[str, tree_sitter.Node]:
             for declarator in decl.children_by_field_name("declarator"):
                 name = declarator.child_by_field_name("declarator")
                 value = declarator.child_by_field_name("value")
-                if (
-                    declarator.type == "init_declarator"
-                    and name is not None
-                    and name.type == "identifier"
-                    and value is not None
-                    and value.type != "initializer_list"
-                ):
+                if declarator.type != "init_declarator" or name is None or value is None:
+                    continue
+                listed = value.type == "initializer_list"
+                if name.type == "identifier" and not listed:
                     found[node_text(name)] = value
+                elif name.type == "array_declarator" and listed:  # an array's list (D15)
+                    inner = name.child_by_field_name("declarator")
+                    if inner is not None and inner.type == "identifier":
+                        found[node_text(inner)] = value
         return found
 
     return _FILE_INITIALIZERS.get(root, collect)
@@ -354,28 +558,39 @@ def bind_call(
     grammar: str,
     at: int,
     outer: dict[str, sympy.Expr] | None = None,
+    pointers: frozenset[str] = frozenset(),
+    library: CallSites | None = None,
 ) -> dict[str, sympy.Expr]:
     """Kernel/function parameter -> its value at this call, a sympy expression (passed as
-    such: a string would have to be parsed again, and parsing text is where code can hide)."""
-    scope = HostScope(caller, grammar, outer)
+    such: a string would have to be parsed again, and parsing text is where code can hide).
+    A value that rests on an unknown host name carries its placeholder (rule D14), but for
+    the `pointers` (no launch axis solves an address)."""
+    scope = HostScope(caller, grammar, outer, placeholders=True, library=library)
     out: dict[str, sympy.Expr] = {}
     for name, arg in zip(params, args, strict=False):
         if not name:
             continue
         value = scope.value(arg, at)
-        if value is not None:
+        if value is not None and not (name in pointers and has_unknown(value)):
             out[name] = value
     return out
 
 
 def exe_arg_values(exe_args: str) -> dict[str, float]:
-    """`4096 10 data.bin` -> {argc: 4, argv_1: 4096, argv_2: 10} (numeric arguments only)."""
-    values: dict[str, float] = {"argc": float(len(exe_args.split()) + 1)}
-    for k, token in enumerate(exe_args.split(), start=1):
+    """`4096 10 data.bin` -> {argc: 4, argv_1: 4096, argv_2: 10} (numeric arguments only);
+    an option word and the number after it, `-paths 4096`, give `given$-paths` 1 and
+    `option$-paths` 4096 (rule D19)."""
+    words = exe_args.split()
+    values: dict[str, float] = {"argc": float(len(words) + 1)}
+    for k, token in enumerate(words, start=1):
         try:
             values[f"argv_{k}"] = float(token)
         except ValueError:
-            continue
+            if _FLAG.fullmatch(f'"{token}"'):
+                values[OPTION_GIVEN + token] = 1.0
+                following = words[k] if k < len(words) else ""
+                if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", following):
+                    values[OPTION_VALUE + token] = float(following)
     return values
 
 
@@ -416,7 +631,7 @@ def device_allocations(
         position = 0 if name == "omp_target_alloc" else 1
         size_arg = items[position] if len(items) > position else None
         value = scope.value(size_arg, call.start_byte)
-        if value is not None:
+        if value is not None and not has_unknown(value):  # a caller's placeholder: unknown
             total += value
             found = True
     return total if found else None
@@ -479,45 +694,89 @@ MAX_CALLER_LEVELS = 4
 
 
 def caller_bindings(
-    func: tree_sitter.Node, calls: CallSites | None, levels: int = MAX_CALLER_LEVELS
+    func: tree_sitter.Node,
+    calls: CallSites | None,
+    levels: int = MAX_CALLER_LEVELS,
+    placeholders: bool = False,
 ) -> dict[str, sympy.Expr]:
     """A function's parameters as its first caller in the folder passes them, the caller's
     own parameters bound the same way up to `levels` callers up (a driver function between
-    `main` and the launch is common). A fresh dict: callers may add to it."""
+    `main` and the launch is common). A fresh dict: callers may add to it. `placeholders`:
+    keep the values that rest on an unknown host name (rule D14)."""
     if levels <= 0:
         return {}
-    return dict(
-        _CALLER_BINDINGS.get(
-            func, partial(_first_caller_bindings, func, calls, levels), (id(calls), levels)
-        )
+    found = _CALLER_BINDINGS.get(
+        func, partial(_first_caller_bindings, func, calls, levels), (id(calls), levels)
     )
+    if placeholders:
+        return dict(found)
+    return {name: value for name, value in found.items() if not has_unknown(value)}
 
 
 def _first_caller_bindings(
     func: tree_sitter.Node, calls: CallSites | None, levels: int
 ) -> dict[str, sympy.Expr]:
     params = [p.name for p in parameters(func)]
-    if not params:
+    templates = template_params(func)
+    if not params and not templates:
         return {}
+    required = len(params) - _defaulted_parameters(func)
     name = (function_name(func) or "").split("::")[-1]
-    for call, call_grammar in calls.get(name, []) if calls else []:
+    found = calls.get(name, []) if calls else []
+    if calls is not None and not found and params:
+        found = calls.pointer_calls(name, len(params))  # rule D17: through a pointer table
+    for call, call_grammar in found:
         caller = call.parent
         while caller is not None and caller.type != "function_definition":
             caller = caller.parent
         args = call.child_by_field_name("arguments")
         if caller is None or caller is func or args is None:
             continue
-        if len(args.named_children) != len(params):
-            continue
-        outer = caller_bindings(caller, calls, levels - 1)
-        scope = HostScope(caller, call_grammar, outer)
+        if not required <= len(args.named_children) <= len(params):
+            continue  # another function of that name (a call may leave defaulted ones out)
+        outer = caller_bindings(caller, calls, levels - 1, placeholders=True)
+        scope = HostScope(caller, call_grammar, outer, placeholders=True, library=calls)
         out = {}
         for pname, arg in zip(params, args.named_children, strict=False):
             value = scope.value(arg, call.start_byte)
             if pname and value is not None:
                 out[pname] = value
+        for tname, value in _template_values(call, templates, scope).items():
+            out.setdefault(tname, value)
         return out
     return {}
+
+
+def _defaulted_parameters(func: tree_sitter.Node) -> int:
+    """How many of a function's parameters have a default (`bool timing = false`)."""
+    declarator = func.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters") if declarator is not None else None
+    named = params.named_children if params is not None else []
+    return sum(1 for p in named if p.type == "optional_parameter_declaration")
+
+
+def _template_values(
+    call: tree_sitter.Node, names: list[str], scope: HostScope
+) -> dict[str, sympy.Expr]:
+    """Rule D13: a call `run<T, 256>(...)` of a function template binds its non-type template
+    parameters to the written arguments' values (types are left to D9's bindings)."""
+    function = call.child_by_field_name("function")
+    if not names or function is None or function.type != "template_function":
+        return {}
+    arguments = function.child_by_field_name("arguments")
+    out: dict[str, sympy.Expr] = {}
+    for name, argument in zip(names, arguments.named_children if arguments else [], strict=False):
+        if argument.type == "type_descriptor":
+            # a bare name parses as a type (`run<T, N>`): a value where the scope gives one
+            text = node_text(argument)
+            value = scope.name_value(text, call.start_byte) if text.isidentifier() else None
+        else:
+            value = scope.value(argument, call.start_byte)
+        if value is not None:
+            out[name] = value
+    return out
 
 
 #: a launch configuration's first two operands -> the builtins they set
@@ -529,12 +788,13 @@ def launch_geometry(
     func: tree_sitter.Node,
     before: int,
     outer: dict[str, sympy.Expr] | None = None,
+    library: CallSites | None = None,
 ) -> dict[str, sympy.Expr]:
     """Rule D11: a launch's `<<<grid, block>>>` as host values, `gridDim_x` .. `blockDim_z`:
     a number, `dim3(a, b)`, or a name defined as one (`dim3 grid(n / 256, 1);`, `dim3 b =
     dim3(16, 16);`, `int threads = 256;`); missing axes are 1. Axes without a value are
     left out (the command line's --block/--grid, and the defaults, decide them)."""
-    scope = HostScope(func, "cuda", outer)
+    scope = HostScope(func, "cuda", outer, placeholders=True, library=library)
     out: dict[str, sympy.Expr] = {}
     operands = [c for c in config.named_children if c.type != "comment"]
     for prefix, operand in zip(_LAUNCH_OPERANDS, operands, strict=False):
@@ -550,14 +810,18 @@ def launch_geometry(
 
 def _dim3_components(
     node: tree_sitter.Node, scope: HostScope, before: int
-) -> list[tree_sitter.Node] | None:
+) -> list[tree_sitter.Node | None] | None:
     """The axes of a dim3-valued expression (one node for a scalar), following a name to
-    its last definition before the launch; None when there are more than three."""
+    its last definition before the launch; None when there are more than three. A name
+    whose definitions end in a scalar is its own one axis (valued as any name is: guards,
+    placeholders)."""
+    first_name: tree_sitter.Node | None = None
     for _ in range(MAX_DEPTH):
         if node.type == "identifier":
             earlier = [v for start, v in scope.defs.get(node_text(node), []) if start < before]
             if not earlier:
-                return [node]
+                return _dim3_members(node, scope, before) or [node]
+            first_name = first_name or node
             node = earlier[-1]
             continue
         if node.type in ("argument_list", "initializer_list"):
@@ -567,6 +831,18 @@ def _dim3_components(
             name, args = call_parts(node)
             if name == "dim3":
                 return args if 0 < len(args) <= 3 else None
-        return [node]
+        return [first_name or node]
     return None
 
+
+def _dim3_members(
+    node: tree_sitter.Node, scope: HostScope, before: int
+) -> list[tree_sitter.Node | None] | None:
+    """`dim3 g; g.x = a; g.y = b;` (rule D16): the axes as the member assignments before
+    the launch left them; an axis never assigned keeps dim3's 1. None without any."""
+    name = node_text(node)
+    axes: list[tree_sitter.Node | None] = []
+    for axis in "xyz":
+        earlier = [v for start, v in scope.defs.get(f"{name}.{axis}", []) if start < before]
+        axes.append(earlier[-1] if earlier else None)
+    return axes if any(axes) else None

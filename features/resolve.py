@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import sympy
 from roofcast.analyzer.cexpr import CExprError
 from roofcast.analyzer.cvalue import MAX_COUNT, is_type_name, parse_value
-from roofcast.analyzer.hostvalues import exe_arg_values
+from roofcast.analyzer.hostvalues import OPTION_GIVEN, UNKNOWN_PREFIX, exe_arg_values
 from roofcast.features.mathfuncs import special_costs
 from roofcast.features.numeric import NotNumeric, evaluate
 from roofcast.features.symbolic import symbol
@@ -248,16 +248,18 @@ def resolve_counts(
     host_values = {**exe_arg_values(context.exe_args if context is not None else ""), **values}
     clamped: dict[str, float] = {}
     known = {**host_values, **values}
-    for _ in range(2):  # a second pass for values over others (U3's blockDim_x over `n`)
-        for name, expr in fv.host_bindings.items():
-            if name in values:
-                continue
-            bound = substitute(expr, known)
-            if not bound.free_symbols:
-                number = _number(bound, f"host value of {name}", clamped)
-                if number > 0:
-                    values[name] = known[name] = number
-    launch_notes = _sizes_from_launch(fv, context, values) + _sizes_from_guards(fv, values)
+    for expr in fv.host_bindings.values():  # rule D19: an option the command line lacks
+        for s in getattr(expr, "free_symbols", ()):
+            if s.name.startswith(OPTION_GIVEN):
+                known.setdefault(s.name, 0.0)
+    _bind_host_values(fv, values, known, clamped)
+    host_notes = _unknowns_from_launch(fv, values, known)
+    if host_notes:
+        host_values.update({k: v for k, v in known.items() if k not in values})
+        _bind_host_values(fv, values, known, clamped)
+    launch_notes = (
+        host_notes + _sizes_from_launch(fv, context, values) + _sizes_from_guards(fv, values)
+    )
     exprs: dict[str, sympy.Expr] = {
         f"flops_{c}": fv.flops_total(c, special_weights) for c in PRECISIONS
     }
@@ -331,8 +333,84 @@ def resolve_counts(
     )
 
 
-#: the largest size U5 solves for (a bisection over 1..this)
+def _bind_host_values(
+    fv: FeatureVector,
+    values: dict[str, float],
+    known: dict[str, float],
+    clamped: dict[str, float],
+) -> None:
+    """Each host binding whose value `known` makes a positive number joins `values`."""
+    for _ in range(2):  # a second pass for values over others (U3's blockDim_x over `n`)
+        for name, expr in fv.host_bindings.items():
+            if name in values:
+                continue
+            bound = substitute(expr, known)
+            if not bound.free_symbols:
+                number = _number(bound, f"host value of {name}", clamped)
+                if number > 0:
+                    values[name] = known[name] = number
+
+
+#: the largest size U5 and D14 solve for (a bisection over 1..this)
 MAX_INFERRED_SIZE = 2**40
+
+
+def _unknowns_from_launch(
+    fv: FeatureVector, values: Mapping[str, float], known: dict[str, float]
+) -> list[str]:
+    """Rule D14: a launch axis that host code sizes by one host value it cannot show
+    (`<<<n, 1>>>` with `n = strlen(seq)`; `dim3 grid(width / 16)` with `width` read from an
+    image; an argv word that is not a number), launched as profiled (`--grid`, a manifest
+    row), gives that value: the largest whole number at which the axis's expression stays
+    below the launched extent plus one (C's division truncates, host expressions divide
+    exactly: `(n + 255) / 256` launched with 40 blocks gives n = 10240). The value joins
+    `known`; the host bindings over it are then bound."""
+    notes = []
+    for axis in DEFAULT_LAUNCH:
+        expr = fv.host_bindings.get(axis)
+        extent = values.get(axis)
+        if expr is None or extent is None or not isinstance(expr, sympy.Basic):
+            continue
+        bound = substitute(expr, known)
+        free = list(bound.free_symbols)
+        if len(free) != 1 or not _solvable(free[0].name) or free[0].name in known:
+            continue
+        solved = _largest_below(bound, free[0].name, extent + 1)
+        if solved is None:
+            continue
+        known[free[0].name] = solved
+        shown = free[0].name.removeprefix(UNKNOWN_PREFIX)
+        notes.append(
+            f"[D14] {shown} = {solved:g}: the host value that launches {axis} = {extent:g}"
+        )
+    return notes
+
+
+def _solvable(name: str) -> bool:
+    """Host names D14 may solve for: placeholders and command-line words."""
+    return name.startswith(UNKNOWN_PREFIX) or name.startswith("argv_")
+
+
+def _largest_below(expr: sympy.Expr, name: str, limit: float) -> int | None:
+    """The largest whole n in 1..MAX_INFERRED_SIZE with expr(n) < limit, where expr is
+    increasing there and expr(n) reaches limit - 1; None otherwise."""
+
+    def at(n: float) -> float:
+        try:
+            return float(evaluate(expr, {name: n}))
+        except (NotNumeric, OverflowError, ZeroDivisionError, ValueError, TypeError):
+            return math.nan
+
+    low, high = 1.0, float(MAX_INFERRED_SIZE)
+    if not (at(low) < limit <= at(high)) or not at(low) <= at(2.0) <= at(high):
+        return None
+    while high - low > 1:
+        middle = math.floor((low + high) / 2)
+        if at(middle) < limit:
+            low = middle
+        else:
+            high = middle
+    return int(low) if at(low) >= limit - 1 else None
 
 
 def _sizes_from_launch(fv: FeatureVector, context, values: dict[str, float]) -> list[str]:

@@ -1,0 +1,356 @@
+"""Host values (docs/counting.md D12 on): a kernel argument's value followed through host code
+that the D8-D11 rules did not reach."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from roofcast.gpu_specs import load_gpu
+
+from roofcast.pipeline import analyze_paths
+from roofcast.predictors.base import LaunchContext
+from roofcast.predictors.roofline import RooflinePredictor
+from roofcast.results import KernelResult
+
+#: a kernel whose SP FLOPs are its parameter `n`: one add per trip
+LOOP_KERNEL = """\
+__global__ void k(float* a, int n) {
+  float s = 0.0f;
+  for (int j = 0; j < n; j++) s += a[j];
+  a[threadIdx.x] = s;
+}
+"""
+
+
+def write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (folder / name).write_text(textwrap.dedent(text))
+
+
+def kernels(folder: Path) -> dict[str, KernelResult]:
+    report = analyze_paths([folder], load_gpu("a100"), {}, RooflinePredictor())
+    assert not [p for p in report.problems if p.fatal], report.problems
+    return {k.ir.name: k for k in report.kernels}
+
+
+@pytest.mark.rule("D12")
+def test_a_caller_in_a_host_only_file_binds_the_launching_functions_parameters(tmp_path):
+    """`main.cpp` has no kernel marker (it is not parsed to find kernels), yet it is where
+    `launch(a, 300)` is called: the launch's `n` is 300. A name that no file calls stays a
+    default."""
+    write(
+        tmp_path,
+        {
+            "kernels.cu": LOOP_KERNEL
+            + """\
+            void launch(float* a, int n) { k<<<1, 1>>>(a, n); }
+            """,
+            "main.cpp": """\
+            void launch(float* a, int n);
+            int main() {
+              float* a = 0;
+              int size = 3 * 100;
+              launch(a, size);
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert k.resolved.flops["sp"] == 300 and not k.resolved.defaults
+    (tmp_path / "main.cpp").write_text("int main() { return 0; }\n")
+    assert "n" in kernels(tmp_path)["k"].resolved.defaults
+
+
+@pytest.mark.rule("D13")
+def test_a_function_templates_value_arguments_and_defaulted_parameters_bind(tmp_path):
+    """`run<100>(a, 1000)` makes run's `N` 100 and `blocks = (n + N - 1) / N` 10, passed on
+    through `runTest<float, N>` (a bare name in a template argument list parses as a type);
+    `launch(a, 50)` binds `launch(float*, int, bool timing = false)`, its default left out."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            template <typename T, int N>
+            void runTest(float* a, int n) {
+              int blocks = (n + N - 1) / N;
+              k<<<1, 1>>>(a, blocks);
+            }
+            template <int N>
+            void run(float* a, int n) { runTest<float, N>(a, n); }
+            int main() {
+              float* a = 0;
+              run<100>(a, 1000);
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert k.resolved.flops["sp"] == 10 and not k.resolved.defaults
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            void launch(float* a, int n, bool timing = false) { k<<<1, 1>>>(a, n); }
+            int main() {
+              float* a = 0;
+              launch(a, 50);
+            }
+            """,
+        },
+    )
+    assert kernels(tmp_path)["k"].resolved.flops["sp"] == 50
+
+
+@pytest.mark.rule("D14")
+def test_a_size_host_code_cannot_show_is_solved_from_the_profiled_launch(tmp_path):
+    """`n` comes from a function the folder does not define; the launch `<<<(n + 255) / 256,
+    256>>>` as profiled with 40 blocks makes it 10240 (C's division: the largest such n), and
+    the kernel's loop over `n` runs that many times. Without the profiled grid it is the
+    documented default, as before."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            int readSize(const char* path);
+            int main(int argc, char** argv) {
+              float* a = 0;
+              const int n = readSize(argv[1]);
+              k<<<(n + 255) / 256, 256>>>(a, n);
+            }
+            """,
+        },
+    )
+    report = analyze_paths(
+        [tmp_path],
+        load_gpu("a100"),
+        {},
+        RooflinePredictor(),
+        LaunchContext(block=(256, 1, 1), grid=(40, 1, 1)),
+    )
+    (k,) = report.kernels
+    assert k.resolved.flops["sp"] == 10240 and not k.resolved.defaults
+    assert any("[D14] n = 10240" in note for note in k.resolved.notes)
+    assert "n" in kernels(tmp_path)["k"].resolved.defaults
+
+
+@pytest.mark.rule("D15")
+def test_an_element_of_a_listed_array_at_a_known_index_is_a_host_value(tmp_path):
+    """`dims[d]` in a loop over `const int dims[] = {7, 5, 10}` launches first with d = 0
+    (D8's first iteration): 7; a file-level list's `sizes[2]` is 30; an index past the list
+    stays unknown."""
+    write(
+        tmp_path,
+        {
+            "main.cu": """\
+            __global__ void k(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            __global__ void g(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            __global__ void past(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            static const int sizes[] = {10, 20, 30};
+            int main() {
+              float* a = 0;
+              const int dims[] = {7, 5, 10};
+              for (int d = 0; d < 3; d++) {
+                const int dim = dims[d];
+                k<<<1, 1>>>(a, dim);
+              }
+              g<<<1, 1>>>(a, sizes[2]);
+              past<<<1, 1>>>(a, sizes[3]);
+            }
+            """,
+        },
+    )
+    found = kernels(tmp_path)
+    assert found["k"].resolved.flops["sp"] == 7 and not found["k"].resolved.defaults
+    assert found["g"].resolved.flops["sp"] == 30
+    assert "n" in found["past"].resolved.defaults
+
+
+@pytest.mark.rule("D16")
+def test_members_assigned_one_by_one_size_arguments_and_the_launch(tmp_path):
+    """`p.size = 2 * 64;` makes `p.size` 128 at the launch; `dim3 grid; grid.x = 8;` with y
+    never assigned launches 8 x 1 blocks of `block.x = 32` threads."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            struct Params { int size; };
+            int main() {
+              float* a = 0;
+              Params p;
+              p.size = 2 * 64;
+              dim3 grid, block;
+              grid.x = 8;
+              block.x = 32;
+              k<<<grid, block>>>(a, p.size);
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert k.resolved.flops["sp"] == 128 and not k.resolved.defaults
+    assert k.resolved.threads == 8 * 32
+
+
+@pytest.mark.rule("D17")
+def test_a_launcher_called_only_through_a_pointer_table_takes_that_calls_arguments(tmp_path):
+    """`launch` is never called by name: its address sits in `table`, and `table[j](a, w)`
+    calls it with `w` 12 (two arguments, as `launch` takes). A launcher whose address is
+    never taken is not matched to a pointer call."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            __global__ void other(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            void launch(float* a, int n) { k<<<1, 1>>>(a, n); }
+            void unused(float* a, int n) { other<<<1, 1>>>(a, n); }
+            typedef void (*launcher)(float*, int);
+            launcher table[] = {launch};
+            int main() {
+              float* a = 0;
+              int w = 12;
+              for (int j = 0; j < 1; j++) table[j](a, w);
+            }
+            """,
+        },
+    )
+    found = kernels(tmp_path)
+    assert found["k"].resolved.flops["sp"] == 12 and not found["k"].resolved.defaults
+    assert "n" in found["other"].resolved.defaults
+
+
+@pytest.mark.rule("D18")
+def test_constants_and_one_line_helpers_of_an_included_header_value_arguments(tmp_path):
+    """`util.h` defines `STEP` and `roundUp`; the launch in `main.cu` passes `roundUp(1000,
+    STEP)`: (1000 + 3) / 4 = 250 with C's division."""
+    write(
+        tmp_path,
+        {
+            "util.h": """\
+            static const unsigned int STEP = 4;
+            inline int roundUp(const int x, const int y) { return (x + y - 1) / y; }
+            """,
+            "main.cu": '#include "util.h"\n'
+            + LOOP_KERNEL
+            + """\
+            int main() {
+              float* a = 0;
+              k<<<1, 1>>>(a, roundUp(1000, STEP));
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert k.resolved.flops["sp"] == 250 and not k.resolved.defaults
+
+
+@pytest.mark.rule("D19")
+def test_command_line_options_are_read_from_the_programs_arguments(tmp_path):
+    """`-steps N` (strcmp) and getopt's `-m N` set sizes whose built-in values are 100 and 7:
+    with `-steps 40` on the command line the first is 40 and the second keeps 7; with no
+    arguments both keep their built-in values."""
+    write(
+        tmp_path,
+        {
+            "main.cu": """\
+            #include <cstring>
+            #include <cstdlib>
+            #include <unistd.h>
+            __global__ void k(float* a, int n, int m) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              for (int j = 0; j < m; j++) s *= a[j];
+              a[threadIdx.x] = s;
+            }
+            int main(int argc, char** argv) {
+              int steps = 100;
+              int m = 7;
+              for (int i = 1; i < argc; ++i) {
+                if (!strcmp(argv[i], "-steps"))
+                  steps = strtol(argv[++i], NULL, 10);
+              }
+              int opt;
+              while ((opt = getopt(argc, argv, "m:")) >= 0) {
+                switch (opt) {
+                  case 'm': m = atoi(optarg); break;
+                }
+              }
+              float* a = 0;
+              k<<<1, 1>>>(a, steps, m);
+            }
+            """,
+        },
+    )
+
+    def run(exe_args: str) -> KernelResult:
+        context = LaunchContext(exe_args=exe_args)
+        report = analyze_paths([tmp_path], load_gpu("a100"), {}, RooflinePredictor(), context)
+        (k,) = report.kernels
+        return k
+
+    given = run("-steps 40 -x 3")
+    assert (given.resolved.flops["sp"], given.resolved.defaults) == (40 + 7, {})
+    built_in = run("")
+    assert (built_in.resolved.flops["sp"], built_in.resolved.defaults) == (100 + 7, {})
+
+
+@pytest.mark.rule("D20")
+def test_compound_assignments_update_a_host_value_but_a_loops_step_does_not(tmp_path):
+    """`n = 32; n *= 1024; n += 8;` launches with 32776; the launch inside `for (s = 3; ...;
+    s += 2)` sees the counter's first value, 3; `r -= r % readQ()` leaves r at 64."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            __global__ void g(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            __global__ void h(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            int readQ();
+            int main() {
+              float* a = 0;
+              int n = 32;
+              n *= 1024;
+              n += 8;
+              k<<<1, 1>>>(a, n);
+              for (int s = 3; s < 10; s += 2) g<<<1, 1>>>(a, s);
+              int r = 64;
+              r -= r % readQ();
+              h<<<1, 1>>>(a, r);
+            }
+            """,
+        },
+    )
+    found = kernels(tmp_path)
+    assert found["k"].resolved.flops["sp"] == 32 * 1024 + 8
+    assert found["g"].resolved.flops["sp"] == 3
+    assert found["h"].resolved.flops["sp"] == 64  # an unknown rounding is left out
