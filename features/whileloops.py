@@ -1,0 +1,136 @@
+"""The shape of a `while` / `do` loop that is really a counted loop (docs/counting.md C7).
+
+Kernels often write a counted loop as `while (i < n) { ...; i += s; }`, `while (k--)` or
+`do { ... } while (--k)`. Such a loop has the trip count of the `for` loop it spells out; this
+module finds the counter, its test and its one update in the syntax tree. The values (the
+counter's start, the bound, the step) are the lowering's: they depend on its scopes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import tree_sitter
+from roofcast.analyzer.parsing import node_text, operator
+
+_COMPARISONS = ("<", "<=", ">", ">=", "!=")
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+_UPDATES = ("update_expression", "assignment_expression")
+_WRAPPERS = ("parenthesized_expression", "condition_clause")
+#: nodes whose assignments are not the loop's own (a lambda's body runs elsewhere)
+_OPAQUE = ("lambda_expression", "function_definition")
+
+
+@dataclass(frozen=True)
+class CountedTest:
+    """A loop test `counter OP bound` (`bound` None: 0, as in `while (k)`), with the update
+    of the counter when the test itself makes it (`k--`, `++i < n`); `pre`: the update comes
+    before the comparison."""
+
+    var: str
+    op: str
+    bound: tree_sitter.Node | None
+    update: tree_sitter.Node | None = None
+    pre: bool = False
+
+
+def _bare(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
+    """The expression inside parentheses (and a `while`'s condition clause)."""
+    while node is not None and node.type in _WRAPPERS and len(node.named_children) == 1:
+        node = node.named_children[0]
+    return node
+
+
+def _counter(node: tree_sitter.Node | None) -> tuple[str, tree_sitter.Node | None, bool] | None:
+    """`i` -> (i, None, False); `i++` / `--i` -> (i, the update, whether it is a prefix)."""
+    node = _bare(node)
+    if node is None:
+        return None
+    if node.type == "identifier":
+        return node_text(node), None, False
+    if node.type == "update_expression":
+        argument = _bare(node.child_by_field_name("argument"))
+        if argument is None or argument.type != "identifier":
+            return None
+        pre = node.children[0].type in ("++", "--")
+        return node_text(argument), node, pre
+    return None
+
+
+def counted_tests(cond: tree_sitter.Node | None) -> list[CountedTest]:
+    """The candidate tests of a loop condition, left to right over its `&&` terms (as C2
+    reads a `for` loop's): comparisons of a name (or of its `++`/`--`) with an expression,
+    and a bare name or `k--`, which test against 0."""
+    found: list[CountedTest] = []
+    pending: list[tree_sitter.Node | None] = [cond]
+    while pending:
+        term = _bare(pending.pop())
+        if term is None:
+            continue
+        if term.type == "binary_expression" and operator(term) == "&&":
+            pending.append(term.child_by_field_name("right"))
+            pending.append(term.child_by_field_name("left"))
+            continue
+        if term.type == "binary_expression" and operator(term) in _COMPARISONS:
+            op = operator(term)
+            left, right = term.child_by_field_name("left"), term.child_by_field_name("right")
+            for side, other, how in ((left, right, op), (right, left, _FLIP[op])):
+                counter = _counter(side)
+                if counter is not None and other is not None:
+                    name, update, pre = counter
+                    found.append(CountedTest(name, how, other, update, pre))
+                    break
+            continue
+        counter = _counter(term)
+        if counter is not None:
+            name, update, pre = counter
+            found.append(CountedTest(name, "!=", None, update, pre))
+    return found
+
+
+def _target(node: tree_sitter.Node) -> str | None:
+    """The name an update or assignment writes, when it is a plain name."""
+    field = "argument" if node.type == "update_expression" else "left"
+    target = _bare(node.child_by_field_name(field))
+    return node_text(target) if target is not None and target.type == "identifier" else None
+
+
+def counter_updates(body: tree_sitter.Node | None, var: str) -> list[tree_sitter.Node]:
+    """Every update or assignment of `var` in a loop body (iteratively: bodies nest deep)."""
+    found: list[tree_sitter.Node] = []
+    pending = [body] if body is not None else []
+    while pending:
+        node = pending.pop()
+        if node.type in _OPAQUE:
+            continue
+        if node.type in _UPDATES and _target(node) == var:
+            found.append(node)
+        pending.extend(reversed(node.named_children))
+    return found
+
+
+def runs_every_trip(update: tree_sitter.Node, body: tree_sitter.Node) -> bool:
+    """Whether an update is a statement of the body itself (not under an `if` or an inner
+    loop), so that it runs once per trip."""
+    statement = update.parent
+    if statement is None or statement.type != "expression_statement":
+        return False
+    if statement == body:
+        return True
+    return statement.parent == body and body.type == "compound_statement"
+
+
+_LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+
+
+def continues(body: tree_sitter.Node | None) -> bool:
+    """Whether the body has a `continue` of its own loop (one that may skip the update)."""
+    pending = [body] if body is not None else []
+    while pending:
+        node = pending.pop()
+        if node.type == "continue_statement":
+            return True
+        if node.type in _LOOPS or node.type in _OPAQUE:
+            continue
+        pending.extend(node.named_children)
+    return False
