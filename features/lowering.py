@@ -444,7 +444,21 @@ class KernelLowering:
                 )
                 return sympy.Integer(8 if tt.pointer else tt.element_bytes)
             return None
-        return None  # conditional expressions and anything else: unknown
+        if t == "conditional_expression" and not self.index_mode:
+            return self.clamp_value(node)  # trip counts only: indices keep their places (T2)
+        return None  # anything else: unknown
+
+    def clamp_value(self, node: tree_sitter.Node) -> sympy.Expr | None:
+        """Rule C8: `a < b ? a : b` is min(a, b) and `a < b ? b : a` max(a, b) (any of `<`,
+        `<=`, `>`, `>=`, the operands told apart by their tokens, C5); other `?:` are unknown."""
+        picked = whileloops.clamp(node)
+        if picked is None:
+            return None
+        how, left, right = picked
+        a, b = self.value(left), self.value(right)
+        if a is None or b is None:
+            return None
+        return sympy.Min(a, b) if how == "min" else sympy.Max(a, b)
 
     def _value_tree(self, root: tree_sitter.Node) -> sympy.Expr | None:
         """`value` of an expression with operators, by an explicit stack: ("eval", node,

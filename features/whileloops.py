@@ -134,3 +134,31 @@ def continues(body: tree_sitter.Node | None) -> bool:
             continue
         pending.extend(node.named_children)
     return False
+
+
+def _tokens(node: tree_sitter.Node | None) -> str:
+    node = _bare(node)
+    return "".join(node_text(node).split()) if node is not None else ""
+
+
+def clamp(node: tree_sitter.Node) -> tuple[str, tree_sitter.Node, tree_sitter.Node] | None:
+    """`a < b ? a : b` -> ("min", a, b), `a < b ? b : a` -> ("max", a, b) (and mirrored for
+    `>`): the `?:` spelling of a clamped bound; None for any other conditional."""
+    test = _bare(node.child_by_field_name("condition"))
+    chosen = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
+    if test is None or test.type != "binary_expression" or None in chosen:
+        return None
+    op = operator(test)
+    if op not in ("<", "<=", ">", ">="):
+        return None
+    left, right = test.child_by_field_name("left"), test.child_by_field_name("right")
+    if left is None or right is None:
+        return None
+    sides = _tokens(left), _tokens(right)
+    picks = _tokens(chosen[0]), _tokens(chosen[1])
+    smaller_first = op in ("<", "<=")
+    if picks == sides:  # the left operand when the test holds
+        return ("min" if smaller_first else "max"), left, right
+    if picks == sides[::-1]:
+        return ("max" if smaller_first else "min"), left, right
+    return None

@@ -97,3 +97,45 @@ def test_other_while_loops_keep_an_unknown_trip_count(
     keyword = "while (" if loop.startswith("while") else "for ("
     assert k.features.unknown_trip_loops >= 1
     assert f"trip_L{line_of(source, keyword)}" in k.resolved.defaults
+
+
+@pytest.mark.parametrize(
+    ("bound", "expect"),
+    [
+        ("int end = start + chunk < n ? start + chunk : n;", "min"),
+        ("int end = (n > start + chunk) ? start + chunk : n;", "min"),
+        ("int end = (n >= start + chunk) ? n : start + chunk;", "max"),
+        ("int end = start + chunk <= n ? n : start + chunk;", "max"),
+    ],
+)
+def test_a_bound_clamped_with_a_conditional_is_a_min_or_max(
+    tmp_path: Path, bound: str, expect: str
+) -> None:
+    source = f"""\
+        __global__ void rows(float* y, int n, int chunk) {{
+          int start = (blockIdx.x * blockDim.x + threadIdx.x) * chunk;
+          {bound}
+          float s = 0.0f;
+          for (int i = start; i < end; i++) s += 1.0f;
+          y[0] = s;
+        }}
+        """
+    k = one(tmp_path, source)
+    assert k.features.unknown_trip_loops == 0
+    pick = min if expect == "min" else max
+    for n, chunk in ((100, 8), (5, 8), (64, 64)):
+        # C3: the thread's start counts 0, so the loop runs min/max(chunk, n) - 0 times
+        assert at(k.features.flops_sp, n=n, chunk=chunk) == pick(chunk, n)
+
+
+def test_other_conditionals_keep_the_bound_unknown(tmp_path: Path) -> None:
+    source = """\
+        __global__ void rows(float* y, int n, int m) {
+          int end = n > 3 ? n : m;
+          float s = 0.0f;
+          for (int i = 0; i < end; i++) s += 1.0f;
+          y[0] = s;
+        }
+        """
+    k = one(tmp_path, source)
+    assert f"trip_L{line_of(source, 'for (')}" in k.resolved.defaults
