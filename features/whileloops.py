@@ -42,7 +42,8 @@ def _bare(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
 
 
 def _counter(node: tree_sitter.Node | None) -> tuple[str, tree_sitter.Node | None, bool] | None:
-    """`i` -> (i, None, False); `i++` / `--i` -> (i, the update, whether it is a prefix)."""
+    """`i` -> (i, None, False); `i++` / `--i` / `i >>= 1` -> (i, the update, whether the test
+    sees the updated value)."""
     node = _bare(node)
     if node is None:
         return None
@@ -54,6 +55,11 @@ def _counter(node: tree_sitter.Node | None) -> tuple[str, tree_sitter.Node | Non
             return None
         pre = node.children[0].type in ("++", "--")
         return node_text(argument), node, pre
+    if node.type == "assignment_expression" and operator(node) != "=":
+        target = _bare(node.child_by_field_name("left"))  # `while (n >>= 1)`: tests the new n
+        if target is None or target.type != "identifier":
+            return None
+        return node_text(target), node, True
     return None
 
 

@@ -41,6 +41,7 @@ def _kernel(loop: str, before: str = "") -> str:
         # halving and doubling: logarithms, as C2's `for` loops
         ("int k = 256;", "while (k > 0) { BODY k >>= 1; }", {"expect": 9}),
         ("int k = 1024;", "while (k) { BODY k /= 2; }", {"expect": 11}),
+        ("int k = 1024;", "while (k >>= 1) { BODY }", {"expect": 10}),
         ("int w = 1;", "while (w < 64) { BODY w *= 2; }", {"expect": 6}),
     ],
 )
