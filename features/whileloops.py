@@ -64,34 +64,28 @@ def _counter(node: tree_sitter.Node | None) -> tuple[str, tree_sitter.Node | Non
 
 
 def counted_tests(cond: tree_sitter.Node | None) -> list[CountedTest]:
-    """The candidate tests of a loop condition, left to right over its `&&` terms (as C2
-    reads a `for` loop's): comparisons of a name (or of its `++`/`--`) with an expression,
-    and a bare name or `k--`, which test against 0."""
-    found: list[CountedTest] = []
-    pending: list[tree_sitter.Node | None] = [cond]
-    while pending:
-        term = _bare(pending.pop())
-        if term is None:
-            continue
-        if term.type == "binary_expression" and operator(term) == "&&":
-            pending.append(term.child_by_field_name("right"))
-            pending.append(term.child_by_field_name("left"))
-            continue
-        if term.type == "binary_expression" and operator(term) in _COMPARISONS:
-            op = operator(term)
-            left, right = term.child_by_field_name("left"), term.child_by_field_name("right")
-            for side, other, how in ((left, right, op), (right, left, _FLIP[op])):
-                counter = _counter(side)
-                if counter is not None and other is not None:
-                    name, update, pre = counter
-                    found.append(CountedTest(name, how, other, update, pre))
-                    break
-            continue
-        counter = _counter(term)
-        if counter is not None:
-            name, update, pre = counter
-            found.append(CountedTest(name, "!=", None, update, pre))
-    return found
+    """The readings of a loop condition that is one test of a counter: a comparison of a
+    name (or of its `++`/`--`) with an expression, either side, or a bare name or `k--`,
+    which test against 0. A condition with `&&` / `||` has none: another term may end the
+    loop on data (`it < 20 && err > tol` runs until converged), so its trips are unknown."""
+    term = _bare(cond)
+    if term is None:
+        return []
+    if term.type == "binary_expression" and operator(term) in _COMPARISONS:
+        op = operator(term)
+        left, right = term.child_by_field_name("left"), term.child_by_field_name("right")
+        found: list[CountedTest] = []
+        for side, other, how in ((left, right, op), (right, left, _FLIP[op])):
+            counter = _counter(side)
+            if counter is not None and other is not None:
+                name, update, pre = counter
+                found.append(CountedTest(name, how, other, update, pre))
+        return found
+    counter = _counter(term)
+    if counter is None:
+        return []
+    name, update, pre = counter
+    return [CountedTest(name, "!=", None, update, pre)]
 
 
 def _target(node: tree_sitter.Node) -> str | None:

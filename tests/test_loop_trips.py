@@ -140,3 +140,10 @@ def test_other_conditionals_keep_the_bound_unknown(tmp_path: Path) -> None:
         """
     k = one(tmp_path, source)
     assert f"trip_L{line_of(source, 'for (')}" in k.resolved.defaults
+
+
+def test_a_counter_capping_a_convergence_test_leaves_the_trips_unknown(tmp_path: Path) -> None:
+    """`it < 20 && err > tol` runs until converged: 20 is a cap, not the trip count."""
+    source = _kernel("do { BODY ++it; } while (it < 20 && s * s > 1e-6f);", "int it = 0;")
+    k = one(tmp_path, source)
+    assert f"trip_L{line_of(source, 'do {')}" in k.resolved.defaults
