@@ -2507,14 +2507,16 @@ class KernelLowering:
             if amount is None:
                 return None
             amount = zero_thread_position(amount)
-            return {
-                "+=": ("add", amount),
-                "-=": ("add", -amount),
-                "*=": ("mul", amount),
-                "/=": ("div", amount),
-                "<<=": ("mul", 2**amount),
-                ">>=": ("div", 2**amount),
-            }.get(op)
+            if op in ("<<=", ">>="):
+                # a shift by 64 or more is undefined in C; 2**amount is built only for a shift
+                # (a huge `+=` step, `n -= 1317624576693539401L`, must not become a power)
+                if amount.is_number and not (amount.is_Integer and 0 <= amount < 64):
+                    return None
+                return ("mul" if op == "<<=" else "div"), 2**amount
+            steps = {"+=": "add", "-=": "add", "*=": "mul", "/=": "div"}
+            if op not in steps:
+                return None
+            return steps[op], -amount if op == "-=" else amount
         return None
 
 

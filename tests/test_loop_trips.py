@@ -147,3 +147,16 @@ def test_a_counter_capping_a_convergence_test_leaves_the_trips_unknown(tmp_path:
     source = _kernel("do { BODY ++it; } while (it < 20 && s * s > 1e-6f);", "int it = 0;")
     k = one(tmp_path, source)
     assert f"trip_L{line_of(source, 'do {')}" in k.resolved.defaults
+
+
+def test_a_huge_step_is_a_step_and_a_huge_shift_no_power(tmp_path: Path) -> None:
+    """`n -= 1317624576693539401L` is a step like any other (building 2**step for it, as the
+    shift steps do, never finished); a shift by 64 or more is undefined: unknown trips."""
+    source = _kernel(
+        "while (m > 1317624576693539401L) { BODY m -= 1317624576693539401L; }"
+        " while (w > 1) { BODY w >>= 1317624576693539401L; }",
+        "long m = 3000000000000000000L; long w = 8;",
+    )
+    k = one(tmp_path, source)
+    assert k.features.unknown_trip_loops == 1  # the shifting loop
+    assert at(k.features.flops_sp, **{f"trip_L{line_of(source, 'while (')}": 0}) == 2
