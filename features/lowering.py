@@ -2714,7 +2714,10 @@ def _trip(
         counted = integer_trip(op, int(start), int(end), kind, int(amount))
         if counted is not None:
             return sympy.Integer(counted)
-    return closed_form_trip(op, start, end, kind, amount)
+    trip = closed_form_trip(op, start, end, kind, amount)
+    if trip is not None and trip.is_number and not (trip.is_real and trip.is_finite):
+        return None  # a logarithm of 0 or less (`n >>= 1` from n = 0): no count
+    return trip
 
 
 def closed_form_trip(
@@ -2803,6 +2806,8 @@ def integer_trip(op: str, start: int, end: int, kind: str, amount: int) -> int |
         else:
             return None
         return max(0, -(-span // amount))
+    if kind == "div" and start == 0 and end == 0 and op in (">", "!="):
+        return 0  # `for (k = 0; k > 0; k >>= 1)`: the first test fails
     if amount < 2 or start <= 0 or end < 0 or (end == 0 and kind == "mul"):
         return None
     if kind == "mul" and op in ("<", "<=", "!="):

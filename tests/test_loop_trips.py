@@ -160,3 +160,19 @@ def test_a_huge_step_is_a_step_and_a_huge_shift_no_power(tmp_path: Path) -> None
     k = one(tmp_path, source)
     assert k.features.unknown_trip_loops == 1  # the shifting loop
     assert at(k.features.flops_sp, **{f"trip_L{line_of(source, 'while (')}": 0}) == 2
+
+
+@pytest.mark.parametrize(
+    ("before", "loop", "unknown"),
+    [
+        ("int k = 0;", "while (k > 0) { BODY k >>= 1; }", 0),  # the first test fails: 0
+        ("int k = -8;", "while (k != 0) { BODY k /= 2; }", 1),  # no logarithm of -8
+    ],
+)
+def test_a_halving_loop_from_zero_or_below_is_counted_or_unknown_never_an_error(
+    tmp_path: Path, before: str, loop: str, unknown: int
+) -> None:
+    k = one(tmp_path, _kernel(loop, before))
+    assert k.features.unknown_trip_loops == unknown
+    if not unknown:
+        assert k.features.flops_sp == 0
