@@ -2710,6 +2710,8 @@ def _advance(start: sympy.Expr, kind: str, amount: sympy.Expr) -> sympy.Expr | N
 def _trip(
     op: str, start: sympy.Expr, end: sympy.Expr, kind: str, amount: sympy.Expr
 ) -> sympy.Expr | None:
+    if kind == "div" and start == 0 and end == 0 and op in (">", "!="):
+        return sympy.Integer(0)  # `for (k = 0; k > 0; k >>= 1)`: the first test fails
     if all(isinstance(v, sympy.Integer) for v in (start, end, amount)):
         counted = integer_trip(op, int(start), int(end), kind, int(amount))
         if counted is not None:
@@ -2806,8 +2808,6 @@ def integer_trip(op: str, start: int, end: int, kind: str, amount: int) -> int |
         else:
             return None
         return max(0, -(-span // amount))
-    if kind == "div" and start == 0 and end == 0 and op in (">", "!="):
-        return 0  # `for (k = 0; k > 0; k >>= 1)`: the first test fails
     if amount < 2 or start <= 0 or end < 0 or (end == 0 and kind == "mul"):
         return None
     if kind == "mul" and op in ("<", "<=", "!="):
