@@ -40,6 +40,7 @@ from roofcast.analyzer.parsing import (
 )
 from roofcast.analyzer.session import SessionNodeCache
 from roofcast.features import mathfuncs as mf
+from roofcast.features import whileloops
 from roofcast.features.asynccopy import ASYNC_COPIES, WARP, WMMA_CALLS, cp_async, fragment
 from roofcast.features.clangtypes import ClangTypes, declarator_column
 from roofcast.features.ctypes import (
@@ -155,6 +156,9 @@ class Var:
     varying: bool = False  # changes with a loop: `index_value` (None: unknown) is its value
     #: a pointer into a global array: (the array, the element offset over the dims)
     points_into: tuple[str, sympy.Expr | None] | None = None
+    #: the loop nest (frame ids) where `value` was last set by a declaration or `=`; None:
+    #: elsewhere or unknown (rule C7 reads a `while` counter's start only from its own nest)
+    set_at: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -164,6 +168,17 @@ class Frame:
     assigned: frozenset[str]
     #: the loop's (file, first line, last line): compile mode's call sites (S14)
     span: tuple[str, int, int] = ("", 0, 0)
+
+
+@dataclass(frozen=True)
+class CountedLoop:
+    """A `while` / `do` loop with a derived trip count (rule C7): its counter, the counter's
+    mean value over the loop (C2) and its value over the traffic model's dims (None: unknown)."""
+
+    trip: sympy.Expr
+    var: str
+    mean: sympy.Expr | None
+    index: sympy.Expr | None
 
 
 class WorkBudgetExceeded(Exception):
@@ -301,6 +316,8 @@ class KernelLowering:
         return None
 
     def declare(self, name: str, var: Var) -> None:
+        if var.set_at is None:
+            var.set_at = self.key
         self.scopes[-1][name] = var
 
     def global_var(self, name: str) -> Var | None:
@@ -427,7 +444,21 @@ class KernelLowering:
                 )
                 return sympy.Integer(8 if tt.pointer else tt.element_bytes)
             return None
-        return None  # conditional expressions and anything else: unknown
+        if t == "conditional_expression" and not self.index_mode:
+            return self.clamp_value(node)  # trip counts only: indices keep their places (T2)
+        return None  # anything else: unknown
+
+    def clamp_value(self, node: tree_sitter.Node) -> sympy.Expr | None:
+        """Rule C8: `a < b ? a : b` is min(a, b) and `a < b ? b : a` max(a, b) (any of `<`,
+        `<=`, `>`, `>=`, the operands told apart by their tokens, C5); other `?:` are unknown."""
+        picked = whileloops.clamp(node)
+        if picked is None:
+            return None
+        how, left, right = picked
+        a, b = self.value(left), self.value(right)
+        if a is None or b is None:
+            return None
+        return sympy.Min(a, b) if how == "min" else sympy.Max(a, b)
 
     def _value_tree(self, root: tree_sitter.Node) -> sympy.Expr | None:
         """`value` of an expression with operators, by an explicit stack: ("eval", node,
@@ -1162,6 +1193,7 @@ class KernelLowering:
         if op == "=":
             integral = var.type.is_int or var.type.kind == "unknown"
             var.value = self.value(right) if integral else None
+            var.set_at = self.key
             var.loaded = self._is_loaded(right) if right is not None and integral else False
             var.deps = frozenset(self.identifiers([right])) if right is not None else frozenset()
             var.index_value = None
@@ -1579,6 +1611,8 @@ class KernelLowering:
                 if arg is not None and self.any_varying(deps):
                     scope[param.name].varying = True
                     scope[param.name].index_value = self.index_of(arg)
+        for bound in scope.values():
+            bound.set_at = self.key  # a parameter is set at each call
         members = self.bind_members(callee, obj, fn_node)
         saved_scopes = self.scopes
         self.scopes = [*self.scopes[:1], {**members, **scope}]
@@ -2207,6 +2241,7 @@ class KernelLowering:
                     if existing is not None:
                         existing.value = mean
                         existing.loaded = False
+                        existing.set_at = None  # the mean, not a value it starts from
                 # I4: a small constant trip count is unrolled fully, its control compiled away
                 self.loop_control = "I4" if self.unrolled_fully(node, trip) else "I3"
                 try:
@@ -2269,14 +2304,81 @@ class KernelLowering:
             self.scopes.pop()
 
     def _s_while_statement(self, node: tree_sitter.Node) -> None:
-        frame = self.push_frame(self.unknown_trip(node), node)
+        counted = self.counted_while(node)
+        trip = counted.trip if counted is not None else self.unknown_trip(node)
+        frame = self.push_frame(trip, node, counted.var if counted is not None else "")
         try:
-            self.expr(node.child_by_field_name("condition"))
+            if node.type != "do_statement":
+                self.expr(node.child_by_field_name("condition"))
+            if counted is not None:  # inside the loop the counter is its mean, as in C2
+                var = self.lookup(counted.var)
+                if var is not None:
+                    var.value, var.set_at = counted.mean, None
+                    var.varying, var.index_value = True, counted.index
             self.stmt(node.child_by_field_name("body"))
+            if node.type == "do_statement":
+                self.expr(node.child_by_field_name("condition"))
         finally:
             self.pop_frame(frame)
 
     _s_do_statement = _s_while_statement
+
+    def counted_while(self, node: tree_sitter.Node) -> CountedLoop | None:
+        """Rule C7: a `while` / `do` loop that counts a local from a known start to a bound
+        by one update per trip; None for any other loop (C4)."""
+        body = node.child_by_field_name("body")
+        if body is None or whileloops.continues(body):
+            return None
+        do = node.type == "do_statement"
+        for test in whileloops.counted_tests(node.child_by_field_name("condition")):
+            found = self.counted_test(test, body, do)
+            if found is not None:
+                return found
+        return None
+
+    def counted_test(
+        self, test: whileloops.CountedTest, body: tree_sitter.Node, do: bool
+    ) -> CountedLoop | None:
+        var = self.lookup(test.var)
+        if var is None or var.loaded or var.value is None or var.set_at != self.key:
+            return None  # not a local whose value on entering the loop is known
+        updates = whileloops.counter_updates(body, test.var)
+        if test.update is not None:
+            if updates:
+                return None
+            update = test.update
+        elif len(updates) == 1 and whileloops.runs_every_trip(updates[0], body):
+            update = updates[0]
+        else:
+            return None
+        step = self.update_step(update, test.var)
+        end = self.value(test.bound) if test.bound is not None else sympy.Integer(0)
+        if step is None or end is None:
+            return None
+        if test.bound is not None and self.identifiers([test.bound]) & self.assigned_in(body):
+            return None  # the bound moves inside the loop
+        kind, amount = step
+        start = zero_thread_position(var.value)
+        end = zero_thread_position(end)
+        # the first value tested: the start, or the start after one update when the update
+        # runs before the test (`++i < n`, or a `do` loop's body)
+        advanced = test.pre or (do and test.update is None)
+        first = _advance(start, kind, amount) if advanced else start
+        trip = _trip(test.op, first, end, kind, amount) if first is not None else None
+        if trip is None:
+            return None
+        if do:
+            trip = trip + 1  # the body runs once before the first test
+        if trip.is_number:
+            trip = sympy.Max(trip, 1 if do else 0)
+        if kind != "add":
+            return CountedLoop(trip, test.var, None, None)
+        index = var.index_value if var.varying else var.value
+        if index is not None:  # the counter over a new loop dim of the traffic model (T2)
+            dim = position_symbol(f"loop_{len(self.dims)}")
+            self.dims.append(Dim(dim, trip, "loop"))
+            index = index + amount * dim
+        return CountedLoop(trip, test.var, (start + end) / 2, index)
 
     def trip_count(
         self, node: tree_sitter.Node
@@ -2405,14 +2507,16 @@ class KernelLowering:
             if amount is None:
                 return None
             amount = zero_thread_position(amount)
-            return {
-                "+=": ("add", amount),
-                "-=": ("add", -amount),
-                "*=": ("mul", amount),
-                "/=": ("div", amount),
-                "<<=": ("mul", 2**amount),
-                ">>=": ("div", 2**amount),
-            }.get(op)
+            if op in ("<<=", ">>="):
+                # a shift by 64 or more is undefined in C; 2**amount is built only for a shift
+                # (a huge `+=` step, `n -= 1317624576693539401L`, must not become a power)
+                if amount.is_number and not (amount.is_Integer and 0 <= amount < 64):
+                    return None
+                return ("mul" if op == "<<=" else "div"), 2**amount
+            steps = {"+=": "add", "-=": "add", "*=": "mul", "/=": "div"}
+            if op not in steps:
+                return None
+            return steps[op], -amount if op == "-=" else amount
         return None
 
 
@@ -2603,14 +2707,30 @@ def _is_var(node: tree_sitter.Node | None, var: str) -> bool:
     return node is not None and node.type == "identifier" and node_text(node) == var
 
 
+def _advance(start: sympy.Expr, kind: str, amount: sympy.Expr) -> sympy.Expr | None:
+    """A counter's value after one update of the given kind (C integer division for numbers)."""
+    if kind == "add":
+        return start + amount
+    if kind == "mul":
+        return start * amount
+    if start.is_Integer and amount.is_Integer and amount != 0:
+        return sympy.Integer(int(start) // int(amount)) if start >= 0 else None
+    return start / amount if amount != 0 else None
+
+
 def _trip(
     op: str, start: sympy.Expr, end: sympy.Expr, kind: str, amount: sympy.Expr
 ) -> sympy.Expr | None:
+    if kind == "div" and start == 0 and end == 0 and op in (">", "!="):
+        return sympy.Integer(0)  # `for (k = 0; k > 0; k >>= 1)`: the first test fails
     if all(isinstance(v, sympy.Integer) for v in (start, end, amount)):
         counted = integer_trip(op, int(start), int(end), kind, int(amount))
         if counted is not None:
             return sympy.Integer(counted)
-    return closed_form_trip(op, start, end, kind, amount)
+    trip = closed_form_trip(op, start, end, kind, amount)
+    if trip is not None and trip.is_number and not (trip.is_real and trip.is_finite):
+        return None  # a logarithm of 0 or less (`n >>= 1` from n = 0): no count
+    return trip
 
 
 def closed_form_trip(
