@@ -354,3 +354,36 @@ def test_compound_assignments_update_a_host_value_but_a_loops_step_does_not(tmp_
     assert found["k"].resolved.flops["sp"] == 32 * 1024 + 8
     assert found["g"].resolved.flops["sp"] == 3
     assert found["h"].resolved.flops["sp"] == 64  # an unknown rounding is left out
+
+
+@pytest.mark.rule("D21")
+def test_an_openmp_regions_local_is_valued_with_the_folders_headers(tmp_path):
+    """The function around the region sets `m = roundUp(1000, STEP)`, both from `util.h`
+    (rule D18 for an OpenMP host scope): each iteration sums (1000 + 3) / 4 = 250 values."""
+    write(
+        tmp_path,
+        {
+            "util.h": """\
+            static const int STEP = 4;
+            inline int roundUp(const int x, const int y) { return (x + y - 1) / y; }
+            """,
+            "main.cpp": """\
+            #include "util.h"
+            void run(float* a, float* b) {
+              int m = roundUp(1000, STEP);
+              #pragma omp target teams distribute parallel for map(to: a[0:1000]) map(from: b[0:16])
+              for (int i = 0; i < 16; i++) {
+                float s = 0.0f;
+                for (int j = 0; j < m; j++) s += a[j];
+                b[i] = s;
+              }
+            }
+            int main() {
+              float a[1000], b[16];
+              run(a, b);
+            }
+            """,
+        },
+    )
+    region = kernels(tmp_path)["run"]
+    assert region.resolved.flops["sp"] == 250 and not region.resolved.defaults
