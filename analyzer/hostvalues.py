@@ -111,6 +111,44 @@ def _compound_query(grammar: str) -> tree_sitter.Query:
     )
 
 
+@cache
+def _scans_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(
+        language(grammar),
+        """
+(call_expression function: (identifier) @function
+  arguments: (argument_list . (_) . (string_literal) . (pointer_expression
+    argument: (identifier) @name) @target .))
+""",
+    )
+
+
+#: rule D22: the one conversion a scan of a command-line word may have (an integer's)
+_SCAN_FORMAT = re.compile(r'"\s*%(?:hh|h|l|ll|j|z|t)?[diu]\s*"')
+
+
+def _scan_call(target: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The `sscanf(...)` call whose third argument is `target` (`&n`), else None."""
+    args = target.parent if target.type == "pointer_expression" else None
+    call = args.parent if args is not None else None
+    if call is None or call.type != "call_expression":
+        return None
+    function = call.child_by_field_name("function")
+    return call if function is not None and node_text(function) == "sscanf" else None
+
+
+def _scanned(call: tree_sitter.Node) -> sympy.Expr | None:
+    """Rule D22: `sscanf(argv[2], "%d", &n)` makes `n` the program's second argument, as
+    `atoi(argv[2])` does; a format other than one integer conversion, or a source other
+    than `argv[k]`, gives no value. The format is matched as text, never interpreted."""
+    args = call.child_by_field_name("arguments")
+    named = [c for c in args.named_children if c.type != "comment"] if args else []
+    if len(named) != 3 or not _SCAN_FORMAT.fullmatch(node_text(named[1])):
+        return None
+    match = re.fullmatch(r"argv\s*\[\s*(\d+)\s*\]", node_text(named[0]))
+    return argv_symbol(int(match.group(1))) if match else None
+
+
 #: rule D20: a compound assignment's operator -> how its new value combines old and right
 _COMPOUND = {
     "+=": ("add", (True, True)),
@@ -155,6 +193,14 @@ def _definitions(
             name = assignment.child_by_field_name("left")
             if not is_update and name is not None:
                 defs.setdefault(node_text(name), []).append((assignment.start_byte, assignment))
+        # rule D22: `sscanf(argv[2], "%d", &n)` defines `n`, its `&n` standing for the scan
+        scans = captures(_scans_query(grammar), body)
+        found = zip(
+            scans.get("function", []), scans.get("name", []), scans.get("target", []), strict=True
+        )
+        for function, name, target in found:
+            if node_text(function) == "sscanf":
+                defs.setdefault(node_text(name), []).append((target.start_byte, target))
         for listed in defs.values():
             listed.sort(key=lambda item: item[0])
         return defs
@@ -354,7 +400,8 @@ class HostScope:
         """The value of the last definition before the use; one made under `if (c)` with `c`
         a comparison (`if (argc > 1) n = atoi(argv[1]);`) is piecewise with the one before."""
         last = earlier[-1]
-        flag = _option_flag(last, self.func)
+        scan = _scan_call(last)  # rule D22: `&n` of `sscanf(argv[2], "%d", &n)`
+        flag = _option_flag(scan or last, self.func)
         if flag is not None:  # rule D19: `-flag N` on the command line, else the one before
             given = sympy.Symbol(OPTION_VALUE + flag, positive=True)
             if len(earlier) < 2 or depth >= MAX_DEPTH:
@@ -364,7 +411,7 @@ class HostScope:
                 return given
             present = sympy.Symbol(OPTION_GIVEN + flag)
             return sympy.Piecewise((given, sympy.Eq(present, 1)), (before, True))
-        value = self.value(last, last.start_byte, depth + 1)
+        value = _scanned(scan) if scan else self.value(last, last.start_byte, depth + 1)
         guard = _guarding_condition(last, self.func)
         if value is None or guard is None or len(earlier) < 2 or depth >= MAX_DEPTH:
             return value

@@ -387,3 +387,39 @@ def test_an_openmp_regions_local_is_valued_with_the_folders_headers(tmp_path):
     )
     region = kernels(tmp_path)["run"]
     assert region.resolved.flops["sp"] == 250 and not region.resolved.defaults
+
+
+@pytest.mark.rule("D22")
+def test_a_scan_of_a_command_line_word_with_one_integer_conversion_reads_it(tmp_path):
+    """`sscanf(argv[2], "%d", &n)` is the program's second word (40); a format of two
+    conversions is not read, so `m` keeps no value (its documented default)."""
+    write(
+        tmp_path,
+        {
+            "main.cu": """\
+            #include <cstdio>
+            __global__ void k(float* a, int n, int m) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              for (int j = 0; j < m; j++) s *= a[j];
+              a[threadIdx.x] = s;
+            }
+            int main(int argc, char** argv) {
+              int n, m = 7;
+              if (sscanf(argv[2], "%d", &n) == EOF) {
+                return 1;
+              }
+              if (sscanf(argv[4], "%d %d", &m) == EOF) {
+                return 1;
+              }
+              float* a = 0;
+              k<<<1, 1>>>(a, n, m);
+            }
+            """,
+        },
+    )
+    context = LaunchContext(exe_args="-x 40 -y 9")
+    report = analyze_paths([tmp_path], load_gpu("a100"), {}, RooflinePredictor(), context)
+    (k,) = report.kernels
+    assert set(k.resolved.defaults) == {"m"}
+    assert k.resolved.flops["sp"] == 40 + k.resolved.defaults["m"]
