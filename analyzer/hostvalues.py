@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 import sympy
 import tree_sitter
 from roofcast.analyzer.cvaluetree import apply_value, call_parts, single_return, value_operands
+from roofcast.analyzer.hostmembers import Field, local_types, struct_fields, type_name
 from roofcast.analyzer.index import function_name, parameters, template_params
 from roofcast.analyzer.parsing import (
     captures,
@@ -96,6 +97,12 @@ def _members_query(grammar: str) -> tree_sitter.Query:
 (assignment_expression
   left: (field_expression argument: (identifier) @object field: (field_identifier) @field)
   operator: "=" right: (_) @value)
+(assignment_expression
+  left: (field_expression argument: (identifier) @object field: (field_identifier) @field)
+  operator: ["+=" "-=" "*=" "/=" "<<=" ">>=" "|=" "&=" "^=" "%="]) @value
+(update_expression
+  argument: (field_expression argument: (identifier) @object field: (field_identifier) @field))
+  @value
 """,
     )
 
@@ -175,7 +182,8 @@ def _definitions(
         defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
         for name, value in zip(found.get("name", []), found.get("value", []), strict=True):
             defs.setdefault(node_text(name), []).append((value.start_byte, value))
-        # rule D16: `grid.x = n / 256;`, `p.size = 4096;` under the name `grid.x`, `p.size`
+        # rule D16: `grid.x = n / 256;`, `p.size = 4096;` under the name `grid.x`, `p.size`;
+        # `p.n += 8` as D20 has it, `p.n++` (a count kept in a loop) makes it unknown
         members = captures(_members_query(grammar), body)
         triples = zip(
             members.get("object", []),
@@ -299,7 +307,9 @@ class HostScope:
         """The value of the name `name` at byte `before`: its last definition, the caller's
         binding of a parameter, or a file-level initializer (rule D7)."""
         earlier = [v for start, v in self.defs.get(name, []) if start < before]
-        if earlier:
+        if earlier and _accumulated(earlier[-1], before, self.func):
+            value = None
+        elif earlier:
             value = self._latest(earlier, depth)
         elif name == "argc":
             return ARGC
@@ -345,15 +355,84 @@ class HostScope:
         return apply_value(_COMPOUND[operator(node)], [old, new])
 
     def _member(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
-        """Rule D16: `p.size` of a local assigned member by member (`p.size = 4096;`) is
-        its last assignment before the use, valued as a name's (guards included)."""
+        """`p.size`: see `member_value`."""
         obj = node.child_by_field_name("argument")
         member = node.child_by_field_name("field")
         if obj is None or member is None or obj.type != "identifier" or operator(node) != ".":
             return None
-        key = f"{node_text(obj)}.{node_text(member)}"
+        return self.member_value(node_text(obj), node_text(member), before, depth)
+
+    def member_value(self, obj: str, field: str, before: int, depth: int) -> sympy.Expr | None:
+        """`obj.field` at byte `before`: its last assignment member by member (rule D16,
+        valued as a name's, guards included); else, for a parameter, the caller's member
+        (D23); else (rule D23) the struct's: the element at the field's place in the list
+        that last initialised `obj` as a whole (`Params p = {128, 3};`, the first element
+        of the list a range-for walks), or the field's default member initializer."""
+        key = f"{obj}.{field}"
         earlier = [v for start, v in self.defs.get(key, []) if start < before]
-        return self._latest(earlier, depth) if earlier else None
+        if earlier:
+            accumulated = _accumulated(earlier[-1], before, self.func)
+            return None if accumulated else self._latest(earlier, depth)
+        if key in self.outer:
+            return self.outer[key]
+        if depth >= MAX_DEPTH:
+            return None
+        found = self._object(obj, before)
+        if found is None:
+            return None
+        struct, listed = found
+        fields, grammar, _root = struct
+        placed = [f for f in fields if not f.static]
+        for position, candidate in enumerate(placed):
+            if candidate.name == field and listed is not None:
+                elements = [c for c in listed.named_children if c.type != "comment"]
+                if position < len(elements):
+                    return self.value(elements[position], before, depth + 1)
+        for candidate in fields:
+            if candidate.name == field and candidate.default is not None:
+                return _member_default(candidate, fields, grammar, self.library, depth + 1)
+        return None
+
+    def _object(self, obj: str, before: int) -> tuple[Struct, tree_sitter.Node | None] | None:
+        """The struct of the local or parameter `obj` and the list that last initialised it
+        as a whole (None: declared without one); None when its type is no struct in view or
+        something else (a call, another object) last defined it."""
+        body = self.func.child_by_field_name("body")
+        declared = local_types(body, self.grammar).get(obj, []) if body is not None else []
+        declared = [d for d in declared if d.start < before]
+        listed: tree_sitter.Node | None = None
+        if declared:
+            local = declared[-1]
+            type_text = local.type
+            if local.range is not None:  # rule D23: a range-for's variable: the first element
+                walked = local.range
+                if walked.type != "identifier":
+                    return None
+                whole = self.defs.get(node_text(walked), [])
+                lists = [v for start, v in whole if start < local.start]
+                if not lists or lists[-1].type != "initializer_list":
+                    return None
+                items = [c for c in lists[-1].named_children if c.type != "comment"]
+                if not items or items[0].type != "initializer_list":
+                    return None
+                listed = items[0]
+                if type_name(type_text) in ("", "auto"):
+                    outer = [d for d in declared_before(self, node_text(walked), local.start)]
+                    type_text = outer[-1] if outer else ""
+        else:
+            params = [p.type for p in parameters(self.func) if p.name == obj]
+            if not params:
+                return None
+            type_text = params[0]
+        struct = find_struct(type_name(type_text), self.func, self.grammar, self.library)
+        if struct is None:
+            return None
+        whole = [v for start, v in self.defs.get(obj, []) if start < before]
+        if whole:
+            if whole[-1].type != "initializer_list":
+                return None
+            listed = whole[-1]
+        return struct, listed
 
     def _element(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """Rule D15: `dims[d]` of an array initialised with a list (`const int dims[] = {2, 5,
@@ -448,6 +527,60 @@ class HostScope:
             return None
 
 
+#: a struct's fields, the grammar of the file that defines it, and that file's root
+Struct = tuple[list[Field], str, tree_sitter.Node]
+
+
+def find_struct(
+    name: str, func: tree_sitter.Node, grammar: str, library: CallSites | None
+) -> Struct | None:
+    """The struct or class `name` as `func`'s own file defines it, else (as rule D18 looks
+    up constants) the first of the folder's files, headers included, that does."""
+    if not name:
+        return None
+    root = func
+    while root.parent is not None:
+        root = root.parent
+    places = [(root, grammar)]
+    if library is not None:
+        places += [(index.tree.root_node, index.grammar) for index in library.indices]
+    for place, place_grammar in places:
+        fields = struct_fields(place, place_grammar).get(name)
+        if fields is not None:
+            return fields, place_grammar, place
+    return None
+
+
+def declared_before(scope: HostScope, name: str, before: int) -> list[str]:
+    """The declared types of the local or parameter `name` before byte `before`."""
+    body = scope.func.child_by_field_name("body")
+    declared = local_types(body, scope.grammar).get(name, []) if body is not None else []
+    found = [d.type for d in declared if d.start < before]
+    return found or [p.type for p in parameters(scope.func) if p.name == name]
+
+
+def _member_default(
+    field: Field,
+    fields: list[Field],
+    grammar: str,
+    library: CallSites | None,
+    depth: int,
+) -> sympy.Expr | None:
+    """Rule D23: a default member initializer (`int n = 64;`, `static const int k = 3;`),
+    its names that are the struct's other members valued by theirs (one level: `int m = n *
+    2;`), the rest as file-level names (D7, D18)."""
+    default = cast(tree_sitter.Node, field.default)
+    words = set(re.findall(r"[A-Za-z_]\w*", node_text(default)))
+    outer: dict[str, sympy.Expr] = {}
+    for other in fields:
+        if other is field or other.name not in words or other.default is None:
+            continue
+        value = HostScope(other.default, grammar, library=library).value(other.default, 0, depth)
+        if value is not None:
+            outer[other.name] = value
+    return HostScope(default, grammar, outer, library=library).value(default, 0, depth)
+
+
 #: the program's argument count: bound from the command line's words (none given: 1)
 ARGC = sympy.Symbol("argc", positive=True)
 
@@ -464,6 +597,23 @@ def unknown_symbol(name: str) -> sympy.Symbol:
 def has_unknown(value: sympy.Expr) -> bool:
     """Whether a host value rests on a placeholder (rule D14)."""
     return any(s.name.startswith(UNKNOWN_PREFIX) for s in value.free_symbols)
+
+
+_LOOPS = ("for_statement", "for_range_loop", "while_statement", "do_statement")
+
+
+def _accumulated(last: tree_sitter.Node, before: int, func: tree_sitter.Node) -> bool:
+    """Rule D20: whether the definition `last` is a compound assignment (`total += count;`)
+    in a loop that the use at byte `before` is not in: a sum over the loop's trips, which
+    host code does not show (a use inside the loop sees its first trip, as D8 has it)."""
+    compound = last.type == "assignment_expression" and operator(last) in _COMPOUND
+    parent = last.parent if compound else None
+    while parent is not None and parent.id != func.id:
+        looped = parent.type in _LOOPS
+        if looped and not parent.start_byte <= before < parent.end_byte:
+            return True
+        parent = parent.parent
+    return False
 
 
 def _guarding_condition(value: tree_sitter.Node, func: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -745,19 +895,23 @@ def caller_bindings(
     calls: CallSites | None,
     levels: int = MAX_CALLER_LEVELS,
     placeholders: bool = False,
+    members: bool = False,
 ) -> dict[str, sympy.Expr]:
     """A function's parameters as its first caller in the folder passes them, the caller's
     own parameters bound the same way up to `levels` callers up (a driver function between
     `main` and the launch is common). A fresh dict: callers may add to it. `placeholders`:
-    keep the values that rest on an unknown host name (rule D14)."""
+    keep the values that rest on an unknown host name (rule D14); `members`: keep a struct
+    parameter's fields as its caller set them, `p.n` (rule D23; not a name of the code)."""
     if levels <= 0:
         return {}
     found = _CALLER_BINDINGS.get(
         func, partial(_first_caller_bindings, func, calls, levels), (id(calls), levels)
     )
-    if placeholders:
-        return dict(found)
-    return {name: value for name, value in found.items() if not has_unknown(value)}
+    return {
+        name: value
+        for name, value in found.items()
+        if (placeholders or not has_unknown(value)) and (members or "." not in name)
+    }
 
 
 def _first_caller_bindings(
@@ -781,17 +935,46 @@ def _first_caller_bindings(
             continue
         if not required <= len(args.named_children) <= len(params):
             continue  # another function of that name (a call may leave defaulted ones out)
-        outer = caller_bindings(caller, calls, levels - 1, placeholders=True)
+        outer = caller_bindings(caller, calls, levels - 1, placeholders=True, members=True)
         scope = HostScope(caller, call_grammar, outer, placeholders=True, library=calls)
         out = {}
         for pname, arg in zip(params, args.named_children, strict=False):
             value = scope.value(arg, call.start_byte)
             if pname and value is not None:
                 out[pname] = value
+            if pname and arg.type == "identifier":
+                out.update(_passed_members(func, pname, node_text(arg), scope, call.start_byte))
         for tname, value in _template_values(call, templates, scope).items():
             out.setdefault(tname, value)
         return out
     return {}
+
+
+def _passed_members(
+    func: tree_sitter.Node, param: str, arg: str, scope: HostScope, at: int
+) -> dict[str, sympy.Expr]:
+    """Rule D23: a struct passed by value or reference (`run(cfg)`) passes its fields as
+    the caller's scope values them at the call: `param.field` for each field of the
+    parameter's struct (its data members, else the members the caller assigns)."""
+    declared = [p.type for p in parameters(func) if p.name == param]
+    if not declared or "*" in declared[0]:
+        return {}  # a pointer's fields are read with `->`: not followed
+    struct = find_struct(type_name(declared[0]), func, scope.grammar, scope.library)
+    if struct is not None:
+        names = [f.name for f in struct[0] if not f.static]
+    else:
+        prefix = f"{arg}."
+        names = [key[len(prefix) :] for key in scope.defs if key.startswith(prefix)]
+    out: dict[str, sympy.Expr] = {}
+    for name in names[:MAX_PASSED_MEMBERS]:
+        value = scope.member_value(arg, name, at, 1)
+        if value is not None:
+            out[f"{param}.{name}"] = value
+    return out
+
+
+#: fields of one struct argument followed into the callee, at most
+MAX_PASSED_MEMBERS = 64
 
 
 def _defaulted_parameters(func: tree_sitter.Node) -> int:

@@ -140,11 +140,14 @@ def _declare_enclosing(
     body = func.child_by_field_name("body")
     if body is None:
         return
-    from roofcast.analyzer.hostvalues import HostScope
+    from roofcast.analyzer.hostvalues import HostScope, caller_bindings
 
     # the function's integer parameters stand for what its caller passes (their own host
     # values, bound at resolution): `int n = size / 8;` is size / 8, not unknown
     params = {p.name: symbol(p.name) for p in parameters(func) if p.name and not p.is_pointer}
+    # rule D23: a struct parameter's fields as the caller set them (`int n = cfg.n;`)
+    passed = caller_bindings(func, library, members=True) if library is not None else {}
+    params.update({name: value for name, value in passed.items() if "." in name})
     grammar = counter.ir.host_grammar or counter.grammar  # func may be an includer's
     # rule D21: the folder's constants and one-line helpers (D18) as for a CUDA launch
     host = HostScope(func, grammar, params, library=library)

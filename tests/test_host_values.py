@@ -423,3 +423,77 @@ def test_a_scan_of_a_command_line_word_with_one_integer_conversion_reads_it(tmp_
     (k,) = report.kernels
     assert set(k.resolved.defaults) == {"m"}
     assert k.resolved.flops["sp"] == 40 + k.resolved.defaults["m"]
+
+
+@pytest.mark.rule("D23")
+def test_struct_fields_from_lists_defaults_range_for_and_a_struct_argument(tmp_path):
+    """`run` reads its struct parameters' fields: `shape` is the first element of the list
+    main's range-for walks ({10}: rows 10, cols and halo their default member initializers
+    48 and pad * 3 = 6), `d` is main's `{5, 7}` with `width` then set to 9. One add or
+    multiply per trip: 10 + 48 + 6 + 9 + 5."""
+    write(
+        tmp_path,
+        {
+            "cfg.h": """\
+            struct Shape { int rows; int cols = 48; static const int pad = 2; int halo = pad * 3; };
+            typedef struct { int batch; int width; } Dims;
+            """,
+            "main.cu": """\
+            #include "cfg.h"
+            __global__ void k(float* a, int n, int m, int h, int w, int b) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              for (int j = 0; j < m; j++) s *= a[j];
+              for (int j = 0; j < h; j++) s -= a[j];
+              for (int j = 0; j < w; j++) s += a[j];
+              for (int j = 0; j < b; j++) s *= a[j];
+              a[threadIdx.x] = s;
+            }
+            void run(float* a, const Shape& shape, Dims d) {
+              k<<<1, 1>>>(a, shape.rows, shape.cols, shape.halo, d.width, d.batch);
+            }
+            int main() {
+              const Shape shapes[] = {{10}, {20, 30}};
+              Dims d = {5, 7};
+              d.width = 9;
+              float* a = 0;
+              for (auto shape : shapes) run(a, shape, d);
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert k.resolved.flops["sp"] == 10 + 48 + 6 + 9 + 5 and not k.resolved.defaults
+
+
+@pytest.mark.rule("D20")
+def test_a_sum_kept_in_a_loop_is_unknown_after_the_loop(tmp_path):
+    """`total += 16` and `c.n++` run once per trip of a loop whose trips host code does not
+    fix: after the loop both are unknown (the documented default), not their first trip."""
+    write(
+        tmp_path,
+        {
+            "main.cu": """\
+            struct Count { int n; };
+            __global__ void k(float* a, int n, int m) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              for (int j = 0; j < m; j++) s *= a[j];
+              a[threadIdx.x] = s;
+            }
+            int main(int argc, char** argv) {
+              int total = 0;
+              Count c;
+              c.n = 3;
+              for (int i = 0; i < argc; i++) {
+                total += 16;
+                c.n++;
+              }
+              float* a = 0;
+              k<<<1, 1>>>(a, total, c.n);
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert set(k.resolved.defaults) == {"n", "m"}
