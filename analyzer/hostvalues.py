@@ -197,6 +197,8 @@ def _definitions(
         # rule D20: `n *= 1024;` (but a for's update, `i += 2`: D8 values a counter's start)
         for assignment in captures(_compound_query(grammar), body).get("assignment", []):
             parent = assignment.parent
+            while parent is not None and parent.type == "comma_expression":
+                parent = parent.parent  # `for (...; ...; n -= 2, m <<= 2)`: each a step
             is_update = parent is not None and parent.type == "for_statement"
             name = assignment.child_by_field_name("left")
             if not is_update and name is not None:

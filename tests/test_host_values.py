@@ -497,3 +497,28 @@ def test_a_sum_kept_in_a_loop_is_unknown_after_the_loop(tmp_path):
     )
     k = kernels(tmp_path)["k"]
     assert set(k.resolved.defaults) == {"n", "m"}
+
+
+@pytest.mark.rule("D20")
+def test_each_step_of_a_for_loops_comma_list_is_no_definition(tmp_path):
+    """`for (; w > 4; w -= 2, n <<= 2)`: both are the loop's steps, so the launch after the
+    loop sees `n` as the caller passed it (D8's start value: 40), not a sum over trips."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            void run(float* a, int n, int w) {
+              for (; w > 4; w -= 2, n <<= 2) {
+              }
+              k<<<1, 1>>>(a, n);
+            }
+            int main() {
+              float* a = 0;
+              run(a, 40, 9);
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert k.resolved.flops["sp"] == 40 and not k.resolved.defaults
