@@ -196,12 +196,9 @@ def _definitions(
             defs.setdefault(key, []).append((value.start_byte, value))
         # rule D20: `n *= 1024;` (but a for's update, `i += 2`: D8 values a counter's start)
         for assignment in captures(_compound_query(grammar), body).get("assignment", []):
-            parent = assignment.parent
-            while parent is not None and parent.type == "comma_expression":
-                parent = parent.parent  # `for (...; ...; n -= 2, m <<= 2)`: each a step
-            is_update = parent is not None and parent.type == "for_statement"
+            # a for's step (`n -= 2, m <<= 2`) too: `_stepped` values it (rule D24)
             name = assignment.child_by_field_name("left")
-            if not is_update and name is not None:
+            if name is not None:
                 defs.setdefault(node_text(name), []).append((assignment.start_byte, assignment))
         # rule D22: `sscanf(argv[2], "%d", &n)` defines `n`, its `&n` standing for the scan
         scans = captures(_scans_query(grammar), body)
@@ -309,7 +306,10 @@ class HostScope:
         """The value of the name `name` at byte `before`: its last definition, the caller's
         binding of a parameter, or a file-level initializer (rule D7)."""
         earlier = [v for start, v in self.defs.get(name, []) if start < before]
-        if earlier and _accumulated(earlier[-1], before, self.func):
+        loop = _step_loop(earlier[-1]) if earlier else None
+        if loop is not None:
+            value = self._stepped(name, loop, before, depth)
+        elif earlier and _accumulated(earlier[-1], before, self.func):
             value = None
         elif earlier:
             value = self._latest(earlier, depth)
@@ -340,6 +340,51 @@ class HostScope:
             if found is not None:
                 return found
         return None
+
+    def _stepped(
+        self, name: str, loop: tree_sitter.Node, before: int, depth: int
+    ) -> sympy.Expr | None:
+        """Rule D24: `name`, a step of the for loop `loop` (`for (; n > 4; n -= 2, m <<= 2)`):
+        inside the loop its value at the loop's start (D8); after it, that value stepped as
+        many times as the loop runs, when the loop's comparison is of a stepped name and a
+        whole number and every value is one; else unknown."""
+        condition = _comparison(loop.child_by_field_name("condition"))
+        start = loop.child_by_field_name("condition") or loop.child_by_field_name("body")
+        at = start.start_byte if start is not None else loop.start_byte
+        if depth >= MAX_DEPTH:
+            return None
+        if loop.start_byte <= before < loop.end_byte:
+            return self.name_value(name, at, depth + 1)
+        steps = _steps(loop)
+        values: dict[str, int] = {}
+        amounts: list[tuple[str, str, int]] = []
+        for stepped, how, right in steps:
+            amount = self.value(right, at, depth + 1)
+            now = values.get(stepped)
+            if now is None:
+                now_value = self.name_value(stepped, at, depth + 1)
+                if now_value is None or not now_value.is_Integer:
+                    return None
+                values[stepped] = int(now_value)
+            if amount is None or not amount.is_Integer:
+                return None
+            amounts.append((stepped, how, int(amount)))
+        relation = _RELATIONS.get(operator(condition)) if condition is not None else None
+        left = condition.child_by_field_name("left") if condition is not None else None
+        right = condition.child_by_field_name("right") if condition is not None else None
+        if relation is None or left is None or right is None or name not in values:
+            return None
+        if left.type != "identifier" or node_text(left) not in values:
+            return None
+        bound = self.value(right, at, depth + 1)
+        if bound is None or not bound.is_Integer:
+            return None
+        for _ in range(MAX_STEP_TRIPS):
+            if not bool(relation(values[node_text(left)], int(bound))):
+                return sympy.Integer(values[name])
+            for stepped, how, amount in amounts:
+                values[stepped] = _step(values[stepped], how, amount)
+        return None  # a loop longer than that: its end is not followed
 
     def _compound(self, node: tree_sitter.Node, depth: int) -> sympy.Expr | None:
         """Rule D20: `n *= 1024` is the value of `n` just before it, times 1024; an unknown
@@ -599,6 +644,61 @@ def unknown_symbol(name: str) -> sympy.Symbol:
 def has_unknown(value: sympy.Expr) -> bool:
     """Whether a host value rests on a placeholder (rule D14)."""
     return any(s.name.startswith(UNKNOWN_PREFIX) for s in value.free_symbols)
+
+
+#: rule D24: trips of a for loop followed to find its steps' values after it, at most
+MAX_STEP_TRIPS = 4096
+
+
+def _step_loop(definition: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The for loop whose step (`n -= 2`, one of a comma list) `definition` is, else None."""
+    if definition.type != "assignment_expression" or operator(definition) not in _COMPOUND:
+        return None
+    node = definition
+    parent = node.parent
+    while parent is not None and parent.type == "comma_expression":
+        node, parent = parent, parent.parent
+    if parent is None or parent.type != "for_statement":
+        return None
+    update = parent.child_by_field_name("update")
+    return parent if update is not None and update.id == node.id else None
+
+
+def _steps(loop: tree_sitter.Node) -> list[tuple[str, str, tree_sitter.Node]]:
+    """A for loop's compound-assignment steps, `(name, operator, amount)`, in order; a
+    comma list is flattened with a stack (no recursion)."""
+    update = loop.child_by_field_name("update")
+    pending = [update] if update is not None else []
+    found: list[tuple[str, str, tree_sitter.Node]] = []
+    while pending:
+        node = pending.pop()
+        if node.type == "comma_expression":
+            pending.extend(reversed(node.named_children))
+            continue
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        compound = node.type == "assignment_expression" and operator(node) in _COMPOUND
+        if compound and left is not None and right is not None and left.type == "identifier":
+            found.append((node_text(left), operator(node), right))
+    return found
+
+
+def _step(value: int, how: str, amount: int) -> int:
+    """C's `value op= amount` on whole numbers (`/=` truncates toward zero)."""
+    if how == "+=":
+        return value + amount
+    if how == "-=":
+        return value - amount
+    if how == "*=":
+        return value * amount
+    if how == "/=":
+        if amount == 0:
+            return value
+        quotient = abs(value) // abs(amount)
+        return quotient if (value < 0) == (amount < 0) else -quotient
+    if how == "<<=":
+        return value << min(max(amount, 0), 62)
+    return value >> min(max(amount, 0), 62)
 
 
 _LOOPS = ("for_statement", "for_range_loop", "while_statement", "do_statement")

@@ -499,17 +499,18 @@ def test_a_sum_kept_in_a_loop_is_unknown_after_the_loop(tmp_path):
     assert set(k.resolved.defaults) == {"n", "m"}
 
 
-@pytest.mark.rule("D20")
-def test_each_step_of_a_for_loops_comma_list_is_no_definition(tmp_path):
-    """`for (; w > 4; w -= 2, n <<= 2)`: both are the loop's steps, so the launch after the
-    loop sees `n` as the caller passed it (D8's start value: 40), not a sum over trips."""
+@pytest.mark.rule("D24")
+def test_names_a_for_loop_steps_are_followed_to_the_loops_end(tmp_path):
+    """`for (; w > 4; w -= 2, n <<= 2)` from w = 9 runs 3 times (9, 7, 5): after it `n`
+    is 40 << 6 = 2560; a launch inside the loop sees its start, 40 (D8)."""
     write(
         tmp_path,
         {
-            "main.cu": LOOP_KERNEL
-            + """\
-            void run(float* a, int n, int w) {
+            "main.cu": LOOP_KERNEL.replace("void k(", "void inside(")
+            + LOOP_KERNEL
+            + """            void run(float* a, int n, int w) {
               for (; w > 4; w -= 2, n <<= 2) {
+                inside<<<1, 1>>>(a, n);
               }
               k<<<1, 1>>>(a, n);
             }
@@ -520,5 +521,6 @@ def test_each_step_of_a_for_loops_comma_list_is_no_definition(tmp_path):
             """,
         },
     )
-    k = kernels(tmp_path)["k"]
-    assert k.resolved.flops["sp"] == 40 and not k.resolved.defaults
+    found = kernels(tmp_path)
+    assert found["k"].resolved.flops["sp"] == 2560 and not found["k"].resolved.defaults
+    assert found["inside"].resolved.flops["sp"] == 40
