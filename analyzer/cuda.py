@@ -131,7 +131,7 @@ def kernels_in(
             args = call.child_by_field_name("arguments")
             outer = {}
             if host_fn is not None:
-                outer = caller_bindings(host_fn, calls, placeholders=True)  # rule D14
+                outer = caller_bindings(host_fn, calls, placeholders=True, members=True)  # D14, D23
             if host_fn is not None and args is not None:
                 bindings = bind_call(
                     [p.name for p in params],

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 import sympy
 import tree_sitter
 from roofcast.analyzer.cvaluetree import apply_value, call_parts, single_return, value_operands
+from roofcast.analyzer.hostmembers import Field, local_types, struct_fields, type_name
 from roofcast.analyzer.index import function_name, parameters, template_params
 from roofcast.analyzer.parsing import (
     captures,
@@ -96,6 +97,12 @@ def _members_query(grammar: str) -> tree_sitter.Query:
 (assignment_expression
   left: (field_expression argument: (identifier) @object field: (field_identifier) @field)
   operator: "=" right: (_) @value)
+(assignment_expression
+  left: (field_expression argument: (identifier) @object field: (field_identifier) @field)
+  operator: ["+=" "-=" "*=" "/=" "<<=" ">>=" "|=" "&=" "^=" "%="]) @value
+(update_expression
+  argument: (field_expression argument: (identifier) @object field: (field_identifier) @field))
+  @value
 """,
     )
 
@@ -109,6 +116,44 @@ def _compound_query(grammar: str) -> tree_sitter.Query:
   operator: ["+=" "-=" "*=" "/=" "<<=" ">>="]) @assignment
 """,
     )
+
+
+@cache
+def _scans_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(
+        language(grammar),
+        """
+(call_expression function: (identifier) @function
+  arguments: (argument_list . (_) . (string_literal) . (pointer_expression
+    argument: (identifier) @name) @target .))
+""",
+    )
+
+
+#: rule D22: the one conversion a scan of a command-line word may have (an integer's)
+_SCAN_FORMAT = re.compile(r'"\s*%(?:hh|h|l|ll|j|z|t)?[diu]\s*"')
+
+
+def _scan_call(target: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The `sscanf(...)` call whose third argument is `target` (`&n`), else None."""
+    args = target.parent if target.type == "pointer_expression" else None
+    call = args.parent if args is not None else None
+    if call is None or call.type != "call_expression":
+        return None
+    function = call.child_by_field_name("function")
+    return call if function is not None and node_text(function) == "sscanf" else None
+
+
+def _scanned(call: tree_sitter.Node) -> sympy.Expr | None:
+    """Rule D22: `sscanf(argv[2], "%d", &n)` makes `n` the program's second argument, as
+    `atoi(argv[2])` does; a format other than one integer conversion, or a source other
+    than `argv[k]`, gives no value. The format is matched as text, never interpreted."""
+    args = call.child_by_field_name("arguments")
+    named = [c for c in args.named_children if c.type != "comment"] if args else []
+    if len(named) != 3 or not _SCAN_FORMAT.fullmatch(node_text(named[1])):
+        return None
+    match = re.fullmatch(r"argv\s*\[\s*(\d+)\s*\]", node_text(named[0]))
+    return argv_symbol(int(match.group(1))) if match else None
 
 
 #: rule D20: a compound assignment's operator -> how its new value combines old and right
@@ -137,7 +182,8 @@ def _definitions(
         defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
         for name, value in zip(found.get("name", []), found.get("value", []), strict=True):
             defs.setdefault(node_text(name), []).append((value.start_byte, value))
-        # rule D16: `grid.x = n / 256;`, `p.size = 4096;` under the name `grid.x`, `p.size`
+        # rule D16: `grid.x = n / 256;`, `p.size = 4096;` under the name `grid.x`, `p.size`;
+        # `p.n += 8` as D20 has it, `p.n++` (a count kept in a loop) makes it unknown
         members = captures(_members_query(grammar), body)
         triples = zip(
             members.get("object", []),
@@ -150,11 +196,18 @@ def _definitions(
             defs.setdefault(key, []).append((value.start_byte, value))
         # rule D20: `n *= 1024;` (but a for's update, `i += 2`: D8 values a counter's start)
         for assignment in captures(_compound_query(grammar), body).get("assignment", []):
-            parent = assignment.parent
-            is_update = parent is not None and parent.type == "for_statement"
+            # a for's step (`n -= 2, m <<= 2`) too: `_stepped` values it (rule D24)
             name = assignment.child_by_field_name("left")
-            if not is_update and name is not None:
+            if name is not None:
                 defs.setdefault(node_text(name), []).append((assignment.start_byte, assignment))
+        # rule D22: `sscanf(argv[2], "%d", &n)` defines `n`, its `&n` standing for the scan
+        scans = captures(_scans_query(grammar), body)
+        found = zip(
+            scans.get("function", []), scans.get("name", []), scans.get("target", []), strict=True
+        )
+        for function, name, target in found:
+            if node_text(function) == "sscanf":
+                defs.setdefault(node_text(name), []).append((target.start_byte, target))
         for listed in defs.values():
             listed.sort(key=lambda item: item[0])
         return defs
@@ -253,7 +306,12 @@ class HostScope:
         """The value of the name `name` at byte `before`: its last definition, the caller's
         binding of a parameter, or a file-level initializer (rule D7)."""
         earlier = [v for start, v in self.defs.get(name, []) if start < before]
-        if earlier:
+        loop = _step_loop(earlier[-1]) if earlier else None
+        if loop is not None:
+            value = self._stepped(name, loop, before, depth)
+        elif earlier and _accumulated(earlier[-1], before, self.func):
+            value = None
+        elif earlier:
             value = self._latest(earlier, depth)
         elif name == "argc":
             return ARGC
@@ -283,6 +341,51 @@ class HostScope:
                 return found
         return None
 
+    def _stepped(
+        self, name: str, loop: tree_sitter.Node, before: int, depth: int
+    ) -> sympy.Expr | None:
+        """Rule D24: `name`, a step of the for loop `loop` (`for (; n > 4; n -= 2, m <<= 2)`):
+        inside the loop its value at the loop's start (D8); after it, that value stepped as
+        many times as the loop runs, when the loop's comparison is of a stepped name and a
+        whole number and every value is one; else unknown."""
+        condition = _comparison(loop.child_by_field_name("condition"))
+        start = loop.child_by_field_name("condition") or loop.child_by_field_name("body")
+        at = start.start_byte if start is not None else loop.start_byte
+        if depth >= MAX_DEPTH:
+            return None
+        if loop.start_byte <= before < loop.end_byte:
+            return self.name_value(name, at, depth + 1)
+        steps = _steps(loop)
+        values: dict[str, int] = {}
+        amounts: list[tuple[str, str, int]] = []
+        for stepped, how, right in steps:
+            amount = self.value(right, at, depth + 1)
+            now = values.get(stepped)
+            if now is None:
+                now_value = self.name_value(stepped, at, depth + 1)
+                if now_value is None or not now_value.is_Integer:
+                    return None
+                values[stepped] = int(now_value)
+            if amount is None or not amount.is_Integer:
+                return None
+            amounts.append((stepped, how, int(amount)))
+        relation = _RELATIONS.get(operator(condition)) if condition is not None else None
+        left = condition.child_by_field_name("left") if condition is not None else None
+        right = condition.child_by_field_name("right") if condition is not None else None
+        if relation is None or left is None or right is None or name not in values:
+            return None
+        if left.type != "identifier" or node_text(left) not in values:
+            return None
+        bound = self.value(right, at, depth + 1)
+        if bound is None or not bound.is_Integer:
+            return None
+        for _ in range(MAX_STEP_TRIPS):
+            if not bool(relation(values[node_text(left)], int(bound))):
+                return sympy.Integer(values[name])
+            for stepped, how, amount in amounts:
+                values[stepped] = _step(values[stepped], how, amount)
+        return None  # a loop longer than that: its end is not followed
+
     def _compound(self, node: tree_sitter.Node, depth: int) -> sympy.Expr | None:
         """Rule D20: `n *= 1024` is the value of `n` just before it, times 1024; an unknown
         `+=` or `-=` (`s -= s % 256`, a rounding) leaves the value as it was."""
@@ -299,15 +402,84 @@ class HostScope:
         return apply_value(_COMPOUND[operator(node)], [old, new])
 
     def _member(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
-        """Rule D16: `p.size` of a local assigned member by member (`p.size = 4096;`) is
-        its last assignment before the use, valued as a name's (guards included)."""
+        """`p.size`: see `member_value`."""
         obj = node.child_by_field_name("argument")
         member = node.child_by_field_name("field")
         if obj is None or member is None or obj.type != "identifier" or operator(node) != ".":
             return None
-        key = f"{node_text(obj)}.{node_text(member)}"
+        return self.member_value(node_text(obj), node_text(member), before, depth)
+
+    def member_value(self, obj: str, field: str, before: int, depth: int) -> sympy.Expr | None:
+        """`obj.field` at byte `before`: its last assignment member by member (rule D16,
+        valued as a name's, guards included); else, for a parameter, the caller's member
+        (D23); else (rule D23) the struct's: the element at the field's place in the list
+        that last initialised `obj` as a whole (`Params p = {128, 3};`, the first element
+        of the list a range-for walks), or the field's default member initializer."""
+        key = f"{obj}.{field}"
         earlier = [v for start, v in self.defs.get(key, []) if start < before]
-        return self._latest(earlier, depth) if earlier else None
+        if earlier:
+            accumulated = _accumulated(earlier[-1], before, self.func)
+            return None if accumulated else self._latest(earlier, depth)
+        if key in self.outer:
+            return self.outer[key]
+        if depth >= MAX_DEPTH:
+            return None
+        found = self._object(obj, before)
+        if found is None:
+            return None
+        struct, listed = found
+        fields, grammar, _root = struct
+        placed = [f for f in fields if not f.static]
+        for position, candidate in enumerate(placed):
+            if candidate.name == field and listed is not None:
+                elements = [c for c in listed.named_children if c.type != "comment"]
+                if position < len(elements):
+                    return self.value(elements[position], before, depth + 1)
+        for candidate in fields:
+            if candidate.name == field and candidate.default is not None:
+                return _member_default(candidate, fields, grammar, self.library, depth + 1)
+        return None
+
+    def _object(self, obj: str, before: int) -> tuple[Struct, tree_sitter.Node | None] | None:
+        """The struct of the local or parameter `obj` and the list that last initialised it
+        as a whole (None: declared without one); None when its type is no struct in view or
+        something else (a call, another object) last defined it."""
+        body = self.func.child_by_field_name("body")
+        declared = local_types(body, self.grammar).get(obj, []) if body is not None else []
+        declared = [d for d in declared if d.start < before]
+        listed: tree_sitter.Node | None = None
+        if declared:
+            local = declared[-1]
+            type_text = local.type
+            if local.range is not None:  # rule D23: a range-for's variable: the first element
+                walked = local.range
+                if walked.type != "identifier":
+                    return None
+                whole = self.defs.get(node_text(walked), [])
+                lists = [v for start, v in whole if start < local.start]
+                if not lists or lists[-1].type != "initializer_list":
+                    return None
+                items = [c for c in lists[-1].named_children if c.type != "comment"]
+                if not items or items[0].type != "initializer_list":
+                    return None
+                listed = items[0]
+                if type_name(type_text) in ("", "auto"):
+                    outer = [d for d in declared_before(self, node_text(walked), local.start)]
+                    type_text = outer[-1] if outer else ""
+        else:
+            params = [p.type for p in parameters(self.func) if p.name == obj]
+            if not params:
+                return None
+            type_text = params[0]
+        struct = find_struct(type_name(type_text), self.func, self.grammar, self.library)
+        if struct is None:
+            return None
+        whole = [v for start, v in self.defs.get(obj, []) if start < before]
+        if whole:
+            if whole[-1].type != "initializer_list":
+                return None
+            listed = whole[-1]
+        return struct, listed
 
     def _element(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """Rule D15: `dims[d]` of an array initialised with a list (`const int dims[] = {2, 5,
@@ -354,7 +526,8 @@ class HostScope:
         """The value of the last definition before the use; one made under `if (c)` with `c`
         a comparison (`if (argc > 1) n = atoi(argv[1]);`) is piecewise with the one before."""
         last = earlier[-1]
-        flag = _option_flag(last, self.func)
+        scan = _scan_call(last)  # rule D22: `&n` of `sscanf(argv[2], "%d", &n)`
+        flag = _option_flag(scan or last, self.func)
         if flag is not None:  # rule D19: `-flag N` on the command line, else the one before
             given = sympy.Symbol(OPTION_VALUE + flag, positive=True)
             if len(earlier) < 2 or depth >= MAX_DEPTH:
@@ -364,7 +537,7 @@ class HostScope:
                 return given
             present = sympy.Symbol(OPTION_GIVEN + flag)
             return sympy.Piecewise((given, sympy.Eq(present, 1)), (before, True))
-        value = self.value(last, last.start_byte, depth + 1)
+        value = _scanned(scan) if scan else self.value(last, last.start_byte, depth + 1)
         guard = _guarding_condition(last, self.func)
         if value is None or guard is None or len(earlier) < 2 or depth >= MAX_DEPTH:
             return value
@@ -401,6 +574,60 @@ class HostScope:
             return None
 
 
+#: a struct's fields, the grammar of the file that defines it, and that file's root
+Struct = tuple[list[Field], str, tree_sitter.Node]
+
+
+def find_struct(
+    name: str, func: tree_sitter.Node, grammar: str, library: CallSites | None
+) -> Struct | None:
+    """The struct or class `name` as `func`'s own file defines it, else (as rule D18 looks
+    up constants) the first of the folder's files, headers included, that does."""
+    if not name:
+        return None
+    root = func
+    while root.parent is not None:
+        root = root.parent
+    places = [(root, grammar)]
+    if library is not None:
+        places += [(index.tree.root_node, index.grammar) for index in library.indices]
+    for place, place_grammar in places:
+        fields = struct_fields(place, place_grammar).get(name)
+        if fields is not None:
+            return fields, place_grammar, place
+    return None
+
+
+def declared_before(scope: HostScope, name: str, before: int) -> list[str]:
+    """The declared types of the local or parameter `name` before byte `before`."""
+    body = scope.func.child_by_field_name("body")
+    declared = local_types(body, scope.grammar).get(name, []) if body is not None else []
+    found = [d.type for d in declared if d.start < before]
+    return found or [p.type for p in parameters(scope.func) if p.name == name]
+
+
+def _member_default(
+    field: Field,
+    fields: list[Field],
+    grammar: str,
+    library: CallSites | None,
+    depth: int,
+) -> sympy.Expr | None:
+    """Rule D23: a default member initializer (`int n = 64;`, `static const int k = 3;`),
+    its names that are the struct's other members valued by theirs (one level: `int m = n *
+    2;`), the rest as file-level names (D7, D18)."""
+    default = cast(tree_sitter.Node, field.default)
+    words = set(re.findall(r"[A-Za-z_]\w*", node_text(default)))
+    outer: dict[str, sympy.Expr] = {}
+    for other in fields:
+        if other is field or other.name not in words or other.default is None:
+            continue
+        value = HostScope(other.default, grammar, library=library).value(other.default, 0, depth)
+        if value is not None:
+            outer[other.name] = value
+    return HostScope(default, grammar, outer, library=library).value(default, 0, depth)
+
+
 #: the program's argument count: bound from the command line's words (none given: 1)
 ARGC = sympy.Symbol("argc", positive=True)
 
@@ -417,6 +644,78 @@ def unknown_symbol(name: str) -> sympy.Symbol:
 def has_unknown(value: sympy.Expr) -> bool:
     """Whether a host value rests on a placeholder (rule D14)."""
     return any(s.name.startswith(UNKNOWN_PREFIX) for s in value.free_symbols)
+
+
+#: rule D24: trips of a for loop followed to find its steps' values after it, at most
+MAX_STEP_TRIPS = 4096
+
+
+def _step_loop(definition: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The for loop whose step (`n -= 2`, one of a comma list) `definition` is, else None."""
+    if definition.type != "assignment_expression" or operator(definition) not in _COMPOUND:
+        return None
+    node = definition
+    parent = node.parent
+    while parent is not None and parent.type == "comma_expression":
+        node, parent = parent, parent.parent
+    if parent is None or parent.type != "for_statement":
+        return None
+    update = parent.child_by_field_name("update")
+    return parent if update is not None and update.id == node.id else None
+
+
+def _steps(loop: tree_sitter.Node) -> list[tuple[str, str, tree_sitter.Node]]:
+    """A for loop's compound-assignment steps, `(name, operator, amount)`, in order; a
+    comma list is flattened with a stack (no recursion)."""
+    update = loop.child_by_field_name("update")
+    pending = [update] if update is not None else []
+    found: list[tuple[str, str, tree_sitter.Node]] = []
+    while pending:
+        node = pending.pop()
+        if node.type == "comma_expression":
+            pending.extend(reversed(node.named_children))
+            continue
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        compound = node.type == "assignment_expression" and operator(node) in _COMPOUND
+        if compound and left is not None and right is not None and left.type == "identifier":
+            found.append((node_text(left), operator(node), right))
+    return found
+
+
+def _step(value: int, how: str, amount: int) -> int:
+    """C's `value op= amount` on whole numbers (`/=` truncates toward zero)."""
+    if how == "+=":
+        return value + amount
+    if how == "-=":
+        return value - amount
+    if how == "*=":
+        return value * amount
+    if how == "/=":
+        if amount == 0:
+            return value
+        quotient = abs(value) // abs(amount)
+        return quotient if (value < 0) == (amount < 0) else -quotient
+    if how == "<<=":
+        return value << min(max(amount, 0), 62)
+    return value >> min(max(amount, 0), 62)
+
+
+_LOOPS = ("for_statement", "for_range_loop", "while_statement", "do_statement")
+
+
+def _accumulated(last: tree_sitter.Node, before: int, func: tree_sitter.Node) -> bool:
+    """Rule D20: whether the definition `last` is a compound assignment (`total += count;`)
+    in a loop that the use at byte `before` is not in: a sum over the loop's trips, which
+    host code does not show (a use inside the loop sees its first trip, as D8 has it)."""
+    compound = last.type == "assignment_expression" and operator(last) in _COMPOUND
+    parent = last.parent if compound else None
+    while parent is not None and parent.id != func.id:
+        looped = parent.type in _LOOPS
+        if looped and not parent.start_byte <= before < parent.end_byte:
+            return True
+        parent = parent.parent
+    return False
 
 
 def _guarding_condition(value: tree_sitter.Node, func: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -698,19 +997,23 @@ def caller_bindings(
     calls: CallSites | None,
     levels: int = MAX_CALLER_LEVELS,
     placeholders: bool = False,
+    members: bool = False,
 ) -> dict[str, sympy.Expr]:
     """A function's parameters as its first caller in the folder passes them, the caller's
     own parameters bound the same way up to `levels` callers up (a driver function between
     `main` and the launch is common). A fresh dict: callers may add to it. `placeholders`:
-    keep the values that rest on an unknown host name (rule D14)."""
+    keep the values that rest on an unknown host name (rule D14); `members`: keep a struct
+    parameter's fields as its caller set them, `p.n` (rule D23; not a name of the code)."""
     if levels <= 0:
         return {}
     found = _CALLER_BINDINGS.get(
         func, partial(_first_caller_bindings, func, calls, levels), (id(calls), levels)
     )
-    if placeholders:
-        return dict(found)
-    return {name: value for name, value in found.items() if not has_unknown(value)}
+    return {
+        name: value
+        for name, value in found.items()
+        if (placeholders or not has_unknown(value)) and (members or "." not in name)
+    }
 
 
 def _first_caller_bindings(
@@ -734,17 +1037,46 @@ def _first_caller_bindings(
             continue
         if not required <= len(args.named_children) <= len(params):
             continue  # another function of that name (a call may leave defaulted ones out)
-        outer = caller_bindings(caller, calls, levels - 1, placeholders=True)
+        outer = caller_bindings(caller, calls, levels - 1, placeholders=True, members=True)
         scope = HostScope(caller, call_grammar, outer, placeholders=True, library=calls)
         out = {}
         for pname, arg in zip(params, args.named_children, strict=False):
             value = scope.value(arg, call.start_byte)
             if pname and value is not None:
                 out[pname] = value
+            if pname and arg.type == "identifier":
+                out.update(_passed_members(func, pname, node_text(arg), scope, call.start_byte))
         for tname, value in _template_values(call, templates, scope).items():
             out.setdefault(tname, value)
         return out
     return {}
+
+
+def _passed_members(
+    func: tree_sitter.Node, param: str, arg: str, scope: HostScope, at: int
+) -> dict[str, sympy.Expr]:
+    """Rule D23: a struct passed by value or reference (`run(cfg)`) passes its fields as
+    the caller's scope values them at the call: `param.field` for each field of the
+    parameter's struct (its data members, else the members the caller assigns)."""
+    declared = [p.type for p in parameters(func) if p.name == param]
+    if not declared or "*" in declared[0]:
+        return {}  # a pointer's fields are read with `->`: not followed
+    struct = find_struct(type_name(declared[0]), func, scope.grammar, scope.library)
+    if struct is not None:
+        names = [f.name for f in struct[0] if not f.static]
+    else:
+        prefix = f"{arg}."
+        names = [key[len(prefix) :] for key in scope.defs if key.startswith(prefix)]
+    out: dict[str, sympy.Expr] = {}
+    for name in names[:MAX_PASSED_MEMBERS]:
+        value = scope.member_value(arg, name, at, 1)
+        if value is not None:
+            out[f"{param}.{name}"] = value
+    return out
+
+
+#: fields of one struct argument followed into the callee, at most
+MAX_PASSED_MEMBERS = 64
 
 
 def _defaulted_parameters(func: tree_sitter.Node) -> int:

@@ -150,7 +150,8 @@ def regions_in(
                     if limit is None
                     else node_text(func)
                 )[:MAX_HOST_CONTEXT_CHARS],
-                ast=(pragma, statement, func, limit),
+                # the folder's call sites: the host scope's files and headers (rule D21)
+                ast=(pragma, statement, func, limit, calls),
                 context=context,
                 grammar=index.grammar,
                 host_grammar=host_grammar,

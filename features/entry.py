@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import cache, lru_cache
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import sympy
 import tree_sitter
@@ -23,6 +23,9 @@ from roofcast.features.opcount import OpCounter, special_kind
 from roofcast.features.symbolic import builtin, symbol
 from roofcast.features.traffic import Dim
 from roofcast.features.vector import TALLY_FIELDS, FeatureVector
+
+if TYPE_CHECKING:
+    from roofcast.analyzer.callsites import CallSites
 
 _WORKSHARE = {"distribute", "for", "loop"}
 
@@ -123,7 +126,11 @@ def _query(grammar: str, text: str) -> tree_sitter.Query:
 
 
 def _declare_enclosing(
-    counter: KernelLowering, func: tree_sitter.Node, region: tree_sitter.Node, limit: int | None
+    counter: KernelLowering,
+    func: tree_sitter.Node,
+    region: tree_sitter.Node,
+    limit: int | None,
+    library: CallSites | None = None,
 ) -> None:
     """Variables of the enclosing function are the region's mapped data (arrays, pointers) or
     its scalar sizes (kept symbolic unless a constant initialises them)."""
@@ -133,13 +140,17 @@ def _declare_enclosing(
     body = func.child_by_field_name("body")
     if body is None:
         return
-    from roofcast.analyzer.hostvalues import HostScope
+    from roofcast.analyzer.hostvalues import HostScope, caller_bindings
 
     # the function's integer parameters stand for what its caller passes (their own host
     # values, bound at resolution): `int n = size / 8;` is size / 8, not unknown
     params = {p.name: symbol(p.name) for p in parameters(func) if p.name and not p.is_pointer}
+    # rule D23: a struct parameter's fields as the caller set them (`int n = cfg.n;`)
+    passed = caller_bindings(func, library, members=True) if library is not None else {}
+    params.update({name: value for name, value in passed.items() if "." in name})
     grammar = counter.ir.host_grammar or counter.grammar  # func may be an includer's
-    host = HostScope(func, grammar, params)
+    # rule D21: the folder's constants and one-line helpers (D18) as for a CUDA launch
+    host = HostScope(func, grammar, params, library=library)
     query = _query(grammar, "(declaration) @d")
     declarations = _DECLARATIONS.get(body, lambda: captures(query, body).get("d", []), grammar)
     # Declarations before the region (or before the #include that pastes it into func).
@@ -254,9 +265,10 @@ def _nested_for(node: tree_sitter.Node) -> bool:
 
 
 def _count_openmp(counter: KernelLowering, ir: KernelIR) -> None:
-    pragma, statement, func, limit = ir.ast
+    pragma, statement, func, limit = ir.ast[:4]
+    library = ir.ast[4] if len(ir.ast) > 4 else None  # an IR built by hand has no call sites
     counter.scopes.append({})
-    _declare_enclosing(counter, func, statement, limit)
+    _declare_enclosing(counter, func, statement, limit, library)
     counter.scopes.append({})
     if ir.collapse and statement.type == "for_statement":
         counter.fv.work_items = _count_loop_nest(counter, statement, ir.collapse)

@@ -354,3 +354,173 @@ def test_compound_assignments_update_a_host_value_but_a_loops_step_does_not(tmp_
     assert found["k"].resolved.flops["sp"] == 32 * 1024 + 8
     assert found["g"].resolved.flops["sp"] == 3
     assert found["h"].resolved.flops["sp"] == 64  # an unknown rounding is left out
+
+
+@pytest.mark.rule("D21")
+def test_an_openmp_regions_local_is_valued_with_the_folders_headers(tmp_path):
+    """The function around the region sets `m = roundUp(1000, STEP)`, both from `util.h`
+    (rule D18 for an OpenMP host scope): each iteration sums (1000 + 3) / 4 = 250 values."""
+    write(
+        tmp_path,
+        {
+            "util.h": """\
+            static const int STEP = 4;
+            inline int roundUp(const int x, const int y) { return (x + y - 1) / y; }
+            """,
+            "main.cpp": """\
+            #include "util.h"
+            void run(float* a, float* b) {
+              int m = roundUp(1000, STEP);
+              #pragma omp target teams distribute parallel for map(to: a[0:1000]) map(from: b[0:16])
+              for (int i = 0; i < 16; i++) {
+                float s = 0.0f;
+                for (int j = 0; j < m; j++) s += a[j];
+                b[i] = s;
+              }
+            }
+            int main() {
+              float a[1000], b[16];
+              run(a, b);
+            }
+            """,
+        },
+    )
+    region = kernels(tmp_path)["run"]
+    assert region.resolved.flops["sp"] == 250 and not region.resolved.defaults
+
+
+@pytest.mark.rule("D22")
+def test_a_scan_of_a_command_line_word_with_one_integer_conversion_reads_it(tmp_path):
+    """`sscanf(argv[2], "%d", &n)` is the program's second word (40); a format of two
+    conversions is not read, so `m` keeps no value (its documented default)."""
+    write(
+        tmp_path,
+        {
+            "main.cu": """\
+            #include <cstdio>
+            __global__ void k(float* a, int n, int m) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              for (int j = 0; j < m; j++) s *= a[j];
+              a[threadIdx.x] = s;
+            }
+            int main(int argc, char** argv) {
+              int n, m = 7;
+              if (sscanf(argv[2], "%d", &n) == EOF) {
+                return 1;
+              }
+              if (sscanf(argv[4], "%d %d", &m) == EOF) {
+                return 1;
+              }
+              float* a = 0;
+              k<<<1, 1>>>(a, n, m);
+            }
+            """,
+        },
+    )
+    context = LaunchContext(exe_args="-x 40 -y 9")
+    report = analyze_paths([tmp_path], load_gpu("a100"), {}, RooflinePredictor(), context)
+    (k,) = report.kernels
+    assert set(k.resolved.defaults) == {"m"}
+    assert k.resolved.flops["sp"] == 40 + k.resolved.defaults["m"]
+
+
+@pytest.mark.rule("D23")
+def test_struct_fields_from_lists_defaults_range_for_and_a_struct_argument(tmp_path):
+    """`run` reads its struct parameters' fields: `shape` is the first element of the list
+    main's range-for walks ({10}: rows 10, cols and halo their default member initializers
+    48 and pad * 3 = 6), `d` is main's `{5, 7}` with `width` then set to 9. One add or
+    multiply per trip: 10 + 48 + 6 + 9 + 5."""
+    write(
+        tmp_path,
+        {
+            "cfg.h": """\
+            struct Shape { int rows; int cols = 48; static const int pad = 2; int halo = pad * 3; };
+            typedef struct { int batch; int width; } Dims;
+            """,
+            "main.cu": """\
+            #include "cfg.h"
+            __global__ void k(float* a, int n, int m, int h, int w, int b) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              for (int j = 0; j < m; j++) s *= a[j];
+              for (int j = 0; j < h; j++) s -= a[j];
+              for (int j = 0; j < w; j++) s += a[j];
+              for (int j = 0; j < b; j++) s *= a[j];
+              a[threadIdx.x] = s;
+            }
+            void run(float* a, const Shape& shape, Dims d) {
+              k<<<1, 1>>>(a, shape.rows, shape.cols, shape.halo, d.width, d.batch);
+            }
+            int main() {
+              const Shape shapes[] = {{10}, {20, 30}};
+              Dims d = {5, 7};
+              d.width = 9;
+              float* a = 0;
+              for (auto shape : shapes) run(a, shape, d);
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert k.resolved.flops["sp"] == 10 + 48 + 6 + 9 + 5 and not k.resolved.defaults
+
+
+@pytest.mark.rule("D20")
+def test_a_sum_kept_in_a_loop_is_unknown_after_the_loop(tmp_path):
+    """`total += 16` and `c.n++` run once per trip of a loop whose trips host code does not
+    fix: after the loop both are unknown (the documented default), not their first trip."""
+    write(
+        tmp_path,
+        {
+            "main.cu": """\
+            struct Count { int n; };
+            __global__ void k(float* a, int n, int m) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              for (int j = 0; j < m; j++) s *= a[j];
+              a[threadIdx.x] = s;
+            }
+            int main(int argc, char** argv) {
+              int total = 0;
+              Count c;
+              c.n = 3;
+              for (int i = 0; i < argc; i++) {
+                total += 16;
+                c.n++;
+              }
+              float* a = 0;
+              k<<<1, 1>>>(a, total, c.n);
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert set(k.resolved.defaults) == {"n", "m"}
+
+
+@pytest.mark.rule("D24")
+def test_names_a_for_loop_steps_are_followed_to_the_loops_end(tmp_path):
+    """`for (; w > 4; w -= 2, n <<= 2)` from w = 9 runs 3 times (9, 7, 5): after it `n`
+    is 40 << 6 = 2560; a launch inside the loop sees its start, 40 (D8)."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL.replace("void k(", "void inside(")
+            + LOOP_KERNEL
+            + """            void run(float* a, int n, int w) {
+              for (; w > 4; w -= 2, n <<= 2) {
+                inside<<<1, 1>>>(a, n);
+              }
+              k<<<1, 1>>>(a, n);
+            }
+            int main() {
+              float* a = 0;
+              run(a, 40, 9);
+            }
+            """,
+        },
+    )
+    found = kernels(tmp_path)
+    assert found["k"].resolved.flops["sp"] == 2560 and not found["k"].resolved.defaults
+    assert found["inside"].resolved.flops["sp"] == 40

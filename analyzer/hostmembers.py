@@ -1,0 +1,160 @@
+"""Structs in host code: which fields a struct has, in what order, with what defaults, and
+which struct a host function's local, parameter or range-for variable is.
+
+Host values (analyzer/hostvalues.py) read `p.size` through these: an aggregate initializer
+(`Params p = {128, 3};`) gives fields by position, a default member initializer (`int n =
+64;`) gives a field that nothing else sets. Only the shape of the code is read, never run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+import tree_sitter
+from roofcast.analyzer.parsing import captures, language, node_text
+from roofcast.analyzer.session import SessionNodeCache
+
+
+@dataclass(frozen=True)
+class Field:
+    """One data member: its name, its default member initializer (None without one) and
+    whether it is static (no place in an aggregate initializer)."""
+
+    name: str
+    default: tree_sitter.Node | None
+    static: bool
+
+
+@cache
+def _structs_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(
+        language(grammar),
+        """
+(struct_specifier body: (field_declaration_list) @body)
+(class_specifier body: (field_declaration_list) @body)
+""",
+    )
+
+
+@cache
+def _locals_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(
+        language(grammar),
+        """
+(declaration) @declaration
+(for_range_loop) @loop
+""",
+    )
+
+
+_STRUCTS = SessionNodeCache(64)
+_LOCALS = SessionNodeCache(256)
+
+
+def struct_fields(root: tree_sitter.Node, grammar: str) -> dict[str, list[Field]]:
+    """struct/class name -> its data members in declaration order, for the file `root`
+    (namespaces and nesting included: a query, not a walk); the first definition of a name."""
+
+    def collect() -> dict[str, list[Field]]:
+        out: dict[str, list[Field]] = {}
+        for body in captures(_structs_query(grammar), root).get("body", []):
+            fields = []
+            for member in body.named_children:
+                if member.type != "field_declaration":
+                    continue
+                static = any(
+                    c.type == "storage_class_specifier" and node_text(c) == "static"
+                    for c in member.children
+                )
+                default = member.child_by_field_name("default_value")
+                for declarator in member.children_by_field_name("declarator"):
+                    inner: tree_sitter.Node | None = declarator
+                    for _ in range(8):  # `*p`, `a[4]`: the member's own name inside
+                        if inner is None or inner.type == "field_identifier":
+                            break
+                        inner = inner.child_by_field_name("declarator")
+                    if inner is not None:
+                        plain = inner is declarator  # an array or pointer has no value here
+                        fields.append(Field(node_text(inner), default if plain else None, static))
+            for name in _struct_names(body):
+                out.setdefault(name, fields)
+        return out
+
+    return _STRUCTS.get(root, collect, grammar)
+
+
+def _struct_names(body: tree_sitter.Node) -> list[str]:
+    """`struct P {..}` -> P; `typedef struct X {..} Y;` -> X and Y."""
+    specifier = body.parent
+    if specifier is None:
+        return []
+    named = specifier.child_by_field_name("name")
+    names = [node_text(named)] if named is not None else []
+    typedef = specifier.parent
+    if typedef is not None and typedef.type == "type_definition":
+        names += [
+            node_text(d)
+            for d in typedef.children_by_field_name("declarator")
+            if d.type == "type_identifier"
+        ]
+    return names
+
+
+#: words of a declared type that do not name the struct
+_QUALIFIERS = {"const", "volatile", "struct", "class", "static", "constexpr", "typename"}
+
+
+def type_name(text: str) -> str:
+    """`const std::vector<Dataset> &` -> `Dataset` (a container's element), `struct P *` ->
+    `P`: the last plain word of the type, or of its first template argument."""
+    if "<" in text:
+        text = text.split("<", 1)[1].split(",", 1)[0].split(">", 1)[0]
+    words = [w for w in re.findall(r"[A-Za-z_][\w:]*", text) if w not in _QUALIFIERS]
+    return words[-1].split("::")[-1] if words else ""
+
+
+@dataclass(frozen=True)
+class Local:
+    """A name declared in a function body: its type's text, and for a range-for variable
+    the range it walks (its first element is the variable's value, as D8 values a counter
+    at its start)."""
+
+    type: str
+    start: int
+    range: tree_sitter.Node | None = None
+
+
+def local_types(body: tree_sitter.Node, grammar: str) -> dict[str, list[Local]]:
+    """name -> its declarations in a function body, in source order."""
+
+    def collect() -> dict[str, list[Local]]:
+        found = captures(_locals_query(grammar), body)
+        out: dict[str, list[Local]] = {}
+        for declaration in found.get("declaration", []):
+            type_node = declaration.child_by_field_name("type")
+            for declarator in declaration.children_by_field_name("declarator"):
+                inner: tree_sitter.Node | None = declarator
+                # `p = {..}`, `p(argc, argv)` (a constructor call parses as a function's
+                # declarator), `&p`, `*p`, `p[3]`: the declared name is the innermost one
+                for _ in range(8):
+                    if inner is None or inner.type == "identifier":
+                        break
+                    inner = inner.child_by_field_name("declarator")
+                if inner is not None and type_node is not None:
+                    local = Local(node_text(type_node), declarator.start_byte)
+                    out.setdefault(node_text(inner), []).append(local)
+        for loop in found.get("loop", []):
+            name = loop.child_by_field_name("declarator")
+            walked = loop.child_by_field_name("right")
+            if name is None or walked is None or name.type != "identifier":
+                continue
+            declared = loop.child_by_field_name("type")
+            text = node_text(declared) if declared is not None else "auto"
+            out.setdefault(node_text(name), []).append(Local(text, loop.start_byte, walked))
+        for listed in out.values():
+            listed.sort(key=lambda local: local.start)
+        return out
+
+    return _LOCALS.get(body, collect, grammar)
