@@ -45,7 +45,7 @@ def train(
     from roofcast.evaluation import ManifestError, load_manifest
     from roofcast.evaluation.runner import BuildFlags
     from roofcast.predictors.learned import packaged_model_path
-    from roofcast.training.fit import build_dataset, save
+    from roofcast.training.fit import COMPILED_SETTINGS, SETTINGS, build_dataset, save
     from roofcast.training.fit import train as fit
 
     output_file(output)
@@ -76,7 +76,8 @@ def train(
             f"too little data to train: {len(data.labels)} rows in {len(set(data.groups))} families"
         )
     with console.status("fitting (family-grouped CV first)" if cv else "fitting"):
-        model = fit(data, target_gpu, seed=seed, run_cv=cv, source=manifest.name)
+        settings = COMPILED_SETTINGS if compile_sass else SETTINGS
+        model = fit(data, target_gpu, seed, cv, manifest.name, settings)
     with writing(destination):
         save(model, destination)
     if cv:

@@ -61,11 +61,18 @@ class Settings:
 
 
 #: chosen by bench/default_selection.py (family-grouped CV on dev.csv and the textbook set):
-#: with launch-level DRAM bytes (features/traffic.py) and sizes bound from launches and
-#: callers (rules U5-U7, D8, D9), a correction never lowers an intensity and may raise it by
-#: up to two decades (reuse and compiler work the counts do not see); every candidate that
-#: may lower one lost textbook verdicts.
-SETTINGS = Settings(lower=0.0, upper=2.0, max_iter=300, max_depth=4, min_samples_leaf=20)
+#: with launch-level DRAM bytes (T1-T11: stencil sites sharing a footprint, remainders
+#: placed, reuse by launch order) and host values D12-D24, a correction may lower an
+#: intensity by half a decade and raise it by one; no candidate keeps every textbook
+#: verdict (a tiled SGEMM at n = 8192 on the H100 sits 0.4 decades under its balance
+#: point and every correction that helps dev lifts it over), and this one is the best on
+#: the textbook of those within family-CV noise of the best dev score.
+SETTINGS = Settings(lower=0.5, upper=1.0, max_iter=100, max_depth=4, min_samples_leaf=20)
+#: the compiled-counts model (`train --compile`): on SASS-counted FLOPs and int ops every
+#: correction bound scored within family-CV noise (0.01) of the plain rule on them, and
+#: corrections cost textbook verdicts, so the tie goes to the rule: corrections are bounded
+#: to zero, the model keeps only its calibrated confidence
+COMPILED_SETTINGS = Settings(lower=0.0, upper=0.0, max_iter=100, max_depth=4, min_samples_leaf=20)
 
 
 @dataclass
