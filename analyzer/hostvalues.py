@@ -197,17 +197,17 @@ def _definitions(
         # rule D20: `n *= 1024;` (but a for's update, `i += 2`: D8 values a counter's start)
         for assignment in captures(_compound_query(grammar), body).get("assignment", []):
             # a for's step (`n -= 2, m <<= 2`) too: `_stepped` values it (rule D24)
-            name = assignment.child_by_field_name("left")
-            if name is not None:
-                defs.setdefault(node_text(name), []).append((assignment.start_byte, assignment))
+            assigned = assignment.child_by_field_name("left")
+            if assigned is not None:
+                defs.setdefault(node_text(assigned), []).append((assignment.start_byte, assignment))
         # rule D22: `sscanf(argv[2], "%d", &n)` defines `n`, its `&n` standing for the scan
         scans = captures(_scans_query(grammar), body)
-        found = zip(
+        scanned = zip(
             scans.get("function", []), scans.get("name", []), scans.get("target", []), strict=True
         )
-        for function, name, target in found:
+        for function, scanned_name, target in scanned:
             if node_text(function) == "sscanf":
-                defs.setdefault(node_text(name), []).append((target.start_byte, target))
+                defs.setdefault(node_text(scanned_name), []).append((target.start_byte, target))
         for listed in defs.values():
             listed.sort(key=lambda item: item[0])
         return defs
@@ -358,8 +358,8 @@ class HostScope:
         steps = _steps(loop)
         values: dict[str, int] = {}
         amounts: list[tuple[str, str, int]] = []
-        for stepped, how, right in steps:
-            amount = self.value(right, at, depth + 1)
+        for stepped, how, step in steps:
+            amount = self.value(step, at, depth + 1)
             now = values.get(stepped)
             if now is None:
                 now_value = self.name_value(stepped, at, depth + 1)
@@ -474,11 +474,11 @@ class HostScope:
         struct = find_struct(type_name(type_text), self.func, self.grammar, self.library)
         if struct is None:
             return None
-        whole = [v for start, v in self.defs.get(obj, []) if start < before]
-        if whole:
-            if whole[-1].type != "initializer_list":
+        last = [v for start, v in self.defs.get(obj, []) if start < before]
+        if last:
+            if last[-1].type != "initializer_list":
                 return None
-            listed = whole[-1]
+            listed = last[-1]
         return struct, listed
 
     def _element(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
@@ -1148,6 +1148,7 @@ def _dim3_components(
     whose definitions end in a scalar is its own one axis (valued as any name is: guards,
     placeholders)."""
     first_name: tree_sitter.Node | None = None
+    parts: list[tree_sitter.Node | None]
     for _ in range(MAX_DEPTH):
         if node.type == "identifier":
             earlier = [v for start, v in scope.defs.get(node_text(node), []) if start < before]
@@ -1162,7 +1163,8 @@ def _dim3_components(
         if node.type == "call_expression":
             name, args = call_parts(node)
             if name == "dim3":
-                return args if 0 < len(args) <= 3 else None
+                parts = list(args)
+                return parts if 0 < len(parts) <= 3 else None
         return [first_name or node]
     return None
 

@@ -95,5 +95,5 @@ def _c_remainder(a: Number, b: Number) -> Number:
     """C's `%`: the remainder takes the dividend's sign (sympy's Mod takes the divisor's)."""
     if b == 0:
         raise NotNumeric("division by zero")
-    r = abs(a) % abs(b)
+    r = (a if a >= 0 else -a) % (b if b >= 0 else -b)
     return -r if a < 0 else r

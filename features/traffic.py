@@ -385,7 +385,8 @@ def launch_traffic(
         decision = "wave fits L2"
     else:
         decision = "spills L2"
-    runs, run_footprints, later = 1.0, {}, 0.0
+    runs, later = 1.0, 0.0
+    run_footprints: dict[str, float] = {}
     if decision == "spills L2":
         runs, run_footprints = _reuse_runs(sites, dims, extents, values, lanes, arrays, machine)
         later = _later_share(dims, extents, machine, block_threads)
