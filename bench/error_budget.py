@@ -163,41 +163,37 @@ def targets(outcomes: Sequence[RowOutcome]) -> dict[str, dict[str, float | int]]
     }
 
 
-def _print(budget_: dict, oracle_: dict, rows: int, matched: int) -> None:
-    console = Console(emoji=False, highlight=False)
-    table = Table(
-        title=f"launch totals vs Nsight Compute ({matched}/{rows} rows matched; "
-        "log10 errors, + = over-count)"
-    )
-    for head in (
-        "quantity",
-        "lang",
-        "n",
-        "in 2x",
-        "med signed",
-        "med |err|",
-        ">2x over",
-        ">2x under",
-    ):
+def _error_table(title: str, first: str, parts: dict[str, dict[str, dict]]) -> Table:
+    """One row per (part, language) of `error_budget` summaries: share within 2x, median
+    signed and absolute log10 error, over and under shares."""
+    table = Table(title=title)
+    heads = (first, "lang", "n", "in 2x", "med signed", "med |err|", ">2x over", ">2x under")
+    for head in heads:
         table.add_column(
-            head,
-            justify="left" if head in ("quantity", "lang") else "right",
-            no_wrap=head == "quantity",
+            head, justify="left" if head in (first, "lang") else "right", no_wrap=head == first
         )
-    for quantity, by_language in budget_.items():
+    for part, by_language in parts.items():
         for language, s in by_language.items():
             table.add_row(
-                quantity if language == LANGUAGES[0] else "",
+                part if language == LANGUAGES[0] else "",
                 language,
                 str(s["n"]),
-                fmt(s["within_2x"], 2),
-                fmt(s["median_signed"], 2),
-                fmt(s["median_abs"], 2),
-                fmt(s["over_2x"], 2),
-                fmt(s["under_2x"], 2),
+                *(
+                    fmt(s[key], 2)
+                    for key in ("within_2x", "median_signed", "median_abs", "over_2x", "under_2x")
+                ),
             )
         table.add_section()
-    console.print(table)
+    return table
+
+
+def _print(budget_: dict, oracle_: dict, rows: int, matched: int) -> None:
+    console = Console(emoji=False, highlight=False)
+    title = (
+        f"launch totals vs Nsight Compute ({matched}/{rows} rows matched; "
+        "log10 errors, + = over-count)"
+    )
+    console.print(_error_table(title, "quantity", budget_))
     table = Table(
         title="ORACLE: roofline rule's balanced accuracy with measured totals substituted for ours"
     )
@@ -210,26 +206,11 @@ def _print(budget_: dict, oracle_: dict, rows: int, matched: int) -> None:
 
 
 def _print_floor(floor: dict[str, float], split: dict[str, dict]) -> None:
-    console = Console(emoji=False, highlight=False)
-    table = Table(
-        title=f"DRAM bytes above and at the machine's floor ({floor['bytes_per_s'] / 1e9:.2f} "
+    title = (
+        f"DRAM bytes above and at the machine's floor ({floor['bytes_per_s'] / 1e9:.2f} "
         f"GB/s, the lowest rate of {floor['kernels']:.0f} kernels of 50 ms or more)"
     )
-    for head in ("rows", "lang", "n", "in 2x", "med signed", ">2x over", ">2x under"):
-        table.add_column(head, justify="left" if head in ("rows", "lang") else "right")
-    for part, by_language in split.items():
-        for language, s in by_language.items():
-            table.add_row(
-                part if language == LANGUAGES[0] else "",
-                language,
-                str(s["n"]),
-                fmt(s["within_2x"], 2),
-                fmt(s["median_signed"], 2),
-                fmt(s["over_2x"], 2),
-                fmt(s["under_2x"], 2),
-            )
-        table.add_section()
-    console.print(table)
+    Console(emoji=False, highlight=False).print(_error_table(title, "rows", split))
 
 
 def main(argv: list[str] | None = None) -> int:

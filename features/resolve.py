@@ -6,7 +6,7 @@ Defaults exist only so that a verdict can be given; every use of one is reported
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import sympy
@@ -391,9 +391,8 @@ def _solvable(name: str) -> bool:
     return name.startswith(UNKNOWN_PREFIX) or name.startswith("argv_")
 
 
-def _largest_below(expr: sympy.Expr, name: str, limit: float) -> int | None:
-    """The largest whole n in 1..MAX_INFERRED_SIZE with expr(n) < limit, where expr is
-    increasing there and expr(n) reaches limit - 1; None otherwise."""
+def _evaluator(expr: sympy.Expr, name: str) -> Callable[[float], float]:
+    """`expr` as a function of `name`; NaN where it has no finite value."""
 
     def at(n: float) -> float:
         try:
@@ -401,16 +400,32 @@ def _largest_below(expr: sympy.Expr, name: str, limit: float) -> int | None:
         except (NotNumeric, OverflowError, ZeroDivisionError, ValueError, TypeError):
             return math.nan
 
-    low, high = 1.0, float(MAX_INFERRED_SIZE)
-    if not (at(low) < limit <= at(high)) or not at(low) <= at(2.0) <= at(high):
-        return None
+    return at
+
+
+def _crossing(at: Callable[[float], float], limit: float) -> tuple[int, int]:
+    """Bisection over 1..MAX_INFERRED_SIZE of an increasing `at` with at(1) < limit <=
+    at(MAX_INFERRED_SIZE): (low, high = low + 1) with at(low) < limit <= at(high)."""
+    low, high = 1, MAX_INFERRED_SIZE
     while high - low > 1:
-        middle = math.floor((low + high) / 2)
+        middle = (low + high) // 2
         if at(middle) < limit:
             low = middle
         else:
             high = middle
-    return int(low) if at(low) >= limit - 1 else None
+    return low, high
+
+
+def _largest_below(expr: sympy.Expr, name: str, limit: float) -> int | None:
+    """The largest whole n in 1..MAX_INFERRED_SIZE with expr(n) < limit, where expr is
+    increasing there and expr(n) reaches limit - 1; None otherwise."""
+    at = _evaluator(expr, name)
+    if not (at(1.0) < limit <= at(MAX_INFERRED_SIZE)) or not at(1.0) <= at(2.0) <= at(
+        MAX_INFERRED_SIZE
+    ):
+        return None
+    low, _ = _crossing(at, limit)
+    return low if at(low) >= limit - 1 else None
 
 
 def _sizes_from_launch(fv: FeatureVector, context, values: dict[str, float]) -> list[str]:
@@ -428,24 +443,11 @@ def _sizes_from_launch(fv: FeatureVector, context, values: dict[str, float]) -> 
         return []
     name = free[0].name
     launched = float(math.prod(context.block) * math.prod(context.grid))
-    bound = substitute(work, values)
-
-    def count(n: float) -> float:
-        try:
-            return float(evaluate(bound, {name: n}))
-        except (NotNumeric, OverflowError, ZeroDivisionError, ValueError, TypeError):
-            return math.nan
-
-    low, high = 1.0, float(MAX_INFERRED_SIZE)
-    if not (count(low) <= launched <= count(high)):
+    count = _evaluator(substitute(work, values), name)
+    if not (count(1.0) <= launched <= count(MAX_INFERRED_SIZE)):
         return []  # not increasing in the name, or the launch lies outside its range
-    while high - low > 1:
-        middle = math.floor((low + high) / 2)
-        if count(middle) < launched:
-            low = middle
-        else:
-            high = middle
-    values[name] = int(high)
+    high = _crossing(count, launched)[1]
+    values[name] = high
     return [
         f"[U5] {name} = {high:g}: the region's iteration count taken from its launch "
         f"({launched:g} threads)"

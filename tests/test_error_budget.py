@@ -144,3 +144,29 @@ def test_script_prints_tables_and_rejects_bad_input(toy, tmp_path):
     )
     assert missing.returncode == 2
     assert missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
+
+
+def test_dram_floor_from_long_kernels_and_the_rows_at_it(outcomes):
+    """The floor is the lowest DRAM rate among kernels of 50 ms or more (a short kernel's
+    rate says nothing of it); a row is at the floor when its bytes are within 2x of the
+    floor over its own run."""
+    from dataclasses import replace
+
+    budget = _load_script()
+    rows, _ = outcomes
+    timed = [  # (seconds, measured DRAM bytes) per toy row
+        (0.1, 5e8),  # 5 GB/s for 100 ms: long, above the floor
+        (0.06, 6.6e7),  # 1.1 GB/s for 60 ms: long, the floor itself
+        (1e-3, 1e3),  # 1 MB/s for 1 ms: too short to say what the floor is
+    ]
+    moved = [
+        replace(
+            o, row=replace(o.row, measured={**o.row.measured, "xtime_ns": t * 1e9, "dram_bytes": b})
+        )
+        for o, (t, b) in zip(rows, timed, strict=True)
+    ]
+    floor = budget.background_floor(moved)
+    assert floor["kernels"] == 2 and floor["bytes_per_s"] == pytest.approx(1.1e9)
+    assert [budget.at_floor(o, floor["bytes_per_s"]) for o in moved] == [False, True, True]
+    split = budget.floor_split(moved, floor["bytes_per_s"])
+    assert split["above floor"]["all"]["n"] == 1 and split["at floor"]["all"]["n"] == 2
