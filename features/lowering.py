@@ -2617,7 +2617,7 @@ def _value_or_remainder(how: tuple, operands: list[sympy.Expr]) -> sympy.Expr | 
     sympy's Mod: an index's remainder has a known range (rule T11), where unknown it had none."""
     value = _apply_value(how, operands)
     if value is None and how == ("binary", "%") and not operands[1].is_zero:
-        return sympy.Mod(*operands)
+        return sympy.Mod(*operands, evaluate=False)  # its eval asks costly assumptions
     return value
 
 
