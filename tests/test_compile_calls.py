@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 import sympy
+from compile_tools import needs_clang, needs_nvcc
 from roofcast.analyzer.compdb import load_database
-from roofcast.analyzer.compile import Compiler, find_tools
+from roofcast.analyzer.compile import Compiler
 from roofcast.analyzer.discover import discover_files
 from roofcast.analyzer.ompcompile import find_offload_tools
 from roofcast.analyzer.sass import classify_kernel, parse_disassembly, program_function
-from roofcast.analyzer.toolchain import ClangCuda, ToolchainError, clang_cuda
 from roofcast.features import count_features
 from roofcast.features.sasscount import class_counts, recount
 from roofcast.features.vector import FeatureVector
@@ -22,25 +22,6 @@ from roofcast.gpu_specs import load_gpu
 
 from roofcast.pipeline import count_kernels
 from roofcast.results import LaunchContext
-
-TOOLS = find_tools()
-
-
-def _clang_or_why() -> ClangCuda | str:
-    try:
-        return clang_cuda()
-    except ToolchainError as exc:
-        return str(exc)
-
-
-CLANG = _clang_or_why()
-needs_clang = pytest.mark.skipif(
-    not isinstance(CLANG, ClangCuda) or TOOLS.nvdisasm is None,
-    reason=f"no clang CUDA toolchain ({CLANG}) or no nvdisasm",
-)
-needs_nvcc = pytest.mark.skipif(
-    bool(TOOLS.missing()), reason=f"compile mode tools missing: {TOOLS.missing()}"
-)
 
 # Written for these tests: a function kept out of line, called n times in a loop (line 10)
 # and once after it (line 11); its body is 4 FFMA (its loop of 4 trips unrolled fully).

@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from compile_tools import CLANG, TOOLS, needs_clang_and_nvcc
 from roofcast.analyzer.compdb import load_database, parse_entry
-from roofcast.analyzer.compile import Compiler, Tools, clang_command, find_tools, ptx_arch
+from roofcast.analyzer.compile import Compiler, Tools, clang_command, ptx_arch
 from roofcast.analyzer.discover import discover_files
 from roofcast.analyzer.toolchain import (
     ClangCuda,
@@ -26,23 +27,7 @@ from roofcast.analyzer.toolchain import (
 from roofcast.features import count_features
 from roofcast.features.sasscount import recount
 
-TOOLS = find_tools()
-
-
-def _clang_or_why() -> ClangCuda | str:
-    try:
-        return clang_cuda()
-    except ToolchainError as exc:
-        return str(exc)
-
-
-CLANG = _clang_or_why()
-needs_clang = pytest.mark.skipif(
-    not isinstance(CLANG, ClangCuda) or bool(TOOLS.missing()),
-    reason=f"no clang CUDA toolchain ({CLANG}) or nvcc/nvdisasm ({TOOLS.missing()})"
-    if not isinstance(CLANG, ClangCuda)
-    else f"compile mode tools missing: {TOOLS.missing()}",
-)
+needs_clang = needs_clang_and_nvcc  # these tests compare clang's code with nvcc's
 
 # Written for these tests. A SWAR popcount, which clang turns into one POPC and nvcc keeps
 # as shifts, masks and adds; and a plain FMA kernel both compile alike.

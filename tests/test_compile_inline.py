@@ -10,33 +10,14 @@ from pathlib import Path
 
 import pytest
 import sympy
+from compile_tools import needs_clang, needs_nvcc
 from roofcast.analyzer.compdb import load_database
-from roofcast.analyzer.compile import Compiler, find_tools
+from roofcast.analyzer.compile import Compiler
 from roofcast.analyzer.discover import discover_files
 from roofcast.analyzer.sass import classify_kernel, parse_disassembly
-from roofcast.analyzer.toolchain import ClangCuda, ToolchainError, clang_cuda
 from roofcast.features import count_features
 from roofcast.features.sasscount import class_counts, line_class_counts, recount
 from roofcast.features.vector import CallSite, FeatureVector
-
-TOOLS = find_tools()
-
-
-def _clang_or_why() -> ClangCuda | str:
-    try:
-        return clang_cuda()
-    except ToolchainError as exc:
-        return str(exc)
-
-
-CLANG = _clang_or_why()
-needs_clang = pytest.mark.skipif(
-    not isinstance(CLANG, ClangCuda) or TOOLS.nvdisasm is None,
-    reason=f"no clang CUDA toolchain ({CLANG}) or no nvdisasm",
-)
-needs_nvcc = pytest.mark.skipif(
-    bool(TOOLS.missing()), reason=f"compile mode tools missing: {TOOLS.missing()}"
-)
 
 # Written for these tests: a callee with a loop of its own, fully unrolled (4 FFMA), inlined
 # in a kernel loop of n trips (line 11), one of m trips (line 15) and outside any loop
