@@ -84,6 +84,9 @@ MAX_MACRO_DEPTH = 16  # macros defined by macros, followed this deep
 MAX_STATEMENT_NESTING = 64
 #: Rule N3: expressions nested deeper than this are not counted.
 MAX_EXPRESSION_NESTING = 64
+#: Rule C9: the counter of a linear loop test, solved for (a name no C source can spell)
+_PROBE = sympy.Symbol("roofcast$counter", integer=True)
+
 #: Rule N4: an integer value (trip counts, bound parameters) nested deeper than this, or
 #: larger than MAX_VALUE_SIZE sympy nodes, is unknown: sympy recurses over its expressions.
 MAX_VALUE_DEPTH = 32
@@ -2253,11 +2256,37 @@ class KernelLowering:
                 if var is not None and counter is not None:  # after the update (`i += s`)
                     counter.index_value = self.loop_dim(node, var, trip, "loop")
                     counter.varying = True
+                    self.trailing_counters(node, var, counter.index_value)
                 self.stmt(node.child_by_field_name("body"))
             finally:
                 self.pop_frame(frame)
         finally:
             self.scopes.pop()
+
+    def trailing_counters(self, node: tree_sitter.Node, var: str, index: sympy.Expr | None) -> None:
+        """C10: a name the update sets from the counter's own step (`k = j++`) is, in the
+        body, the counter's value one trip earlier (`k = ++j`: this trip's), over the same
+        loop dim; its first trip's value (set before the loop) is ignored."""
+        update = node.child_by_field_name("update")
+        pending: list[tree_sitter.Node] = [update] if update is not None else []
+        while pending:
+            term = pending.pop()
+            if term.type == "comma_expression":
+                pending.extend(c for c in term.named_children)
+                continue
+            right = term.child_by_field_name("right")
+            left = term.child_by_field_name("left")
+            if term.type != "assignment_expression" or operator(term) != "=":
+                continue
+            if left is None or left.type != "identifier" or right is None:
+                continue
+            step = self.update_step(right, var) if right.type == "update_expression" else None
+            trailing = self.lookup(node_text(left))
+            if step is None or trailing is None:
+                continue
+            before = node_text(right).strip().endswith(("++", "--"))
+            trailing.varying = True
+            trailing.index_value = None if index is None else index - step[1] * before
 
     def unrolled_fully(self, node: tree_sitter.Node, trip: sympy.Expr) -> bool:
         """Rule I4: a constant trip count of at most FULL_UNROLL_TRIPS, not one averaged over
@@ -2283,7 +2312,7 @@ class KernelLowering:
         d a new dim 0 .. trip-1 (T2); None for loops not of that form."""
         init = node.child_by_field_name("initializer")
         update = node.child_by_field_name("update")
-        start_node = _init_value(init)
+        start_node = _init_value(init, var)
         step = self.loop_step(update, var) if update is not None else None
         if start_node is None or step is None or step[0] != "add":
             return None
@@ -2383,17 +2412,38 @@ class KernelLowering:
     def trip_count(
         self, node: tree_sitter.Node
     ) -> tuple[sympy.Expr, str | None, sympy.Expr | None]:
-        """(trip count, loop variable, its mean value over the loop)."""
+        """(trip count, loop variable, its mean value over the loop). The counter is the
+        first name the initialiser sets that the condition tests and the update steps (rule
+        C10: `for (int i = 64, c = 0; c < n; i++, c++)` counts `c`), else a name the update
+        steps whose value on entering the loop is known (`for (; i < n; i++)`)."""
         init = node.child_by_field_name("initializer")
         cond = node.child_by_field_name("condition")
         update = node.child_by_field_name("update")
-        var, start = self.loop_start(init)
-        if var is None or cond is None or update is None:
-            return self.unknown_trip(node), var, None
-        bound = self.loop_bound(cond, var)
-        step = self.loop_step(update, var)
-        if bound is None or step is None or start is None:
-            return self.unknown_trip(node), var, None
+        starts = self.loop_starts(init)
+        first_var = starts[0][0] if starts else None
+        if cond is None or update is None:
+            return self.unknown_trip(node), first_var, None
+        for var, start in [*starts, *self.entering_counters(update, starts)]:
+            if start is None:
+                continue
+            bound = self.loop_bound(cond, var)
+            step = self.loop_step(update, var)
+            if bound is not None and step is not None:
+                return self.counted_for(node, var, start, bound, step)
+        return self.unknown_trip(node), first_var, None
+
+    def counted_for(
+        self,
+        node: tree_sitter.Node,
+        var: str,
+        start: sympy.Expr,
+        bound: tuple[str, sympy.Expr],
+        step: tuple[str, sympy.Expr],
+    ) -> tuple[sympy.Expr, str | None, sympy.Expr | None]:
+        """Rule C2's trip count of a `for` loop whose counter, start, bound and step are
+        known; unknown (C4) where the bound moves inside the loop."""
+        cond = cast(tree_sitter.Node, node.child_by_field_name("condition"))
+        update = node.child_by_field_name("update")
         op, end = bound
         kind, amount = step
         body = node.child_by_field_name("body")
@@ -2413,25 +2463,39 @@ class KernelLowering:
         mean = (start + end) / 2 if kind == "add" else None
         return trip, var, mean
 
-    def loop_start(self, init: tree_sitter.Node | None) -> tuple[str | None, sympy.Expr | None]:
-        if init is None:
-            return None, None
-        if init.type == "declaration":
-            for decl in init.children_by_field_name("declarator"):
-                if decl.type == "init_declarator":
-                    name_node = decl.child_by_field_name("declarator")
-                    name = node_text(cast(tree_sitter.Node, name_node))
-                    return name, self.value(decl.child_by_field_name("value"))
-            return None, None
-        if init.type == "assignment_expression":
-            left = init.child_by_field_name("left")
-            if left is not None and left.type == "identifier":
-                return node_text(left), self.value(init.child_by_field_name("right"))
-        if init.type == "comma_expression":
-            while init is not None and init.type == "comma_expression":
-                init = init.child_by_field_name("left")
-            return self.loop_start(init) if init is not None else (None, None)
-        return None, None
+    def entering_counters(
+        self, update: tree_sitter.Node, starts: list[tuple[str, sympy.Expr | None]]
+    ) -> list[tuple[str, sympy.Expr | None]]:
+        """Rule C10: names the update steps that the initialiser does not set, each with its
+        value on entering the loop where that is known as C7 knows a `while` counter's (a
+        local set in this loop nest, not read from memory)."""
+        named = {name for name, _ in starts}
+        out: list[tuple[str, sympy.Expr | None]] = []
+        pending: list[tree_sitter.Node] = [update]
+        while pending:  # the update's terms left to right (`i += 2, k += 2`: i first)
+            term = pending.pop()
+            if term.type == "comma_expression":
+                pending.extend(reversed(term.named_children))
+                continue
+            target = term.child_by_field_name(
+                "argument" if term.type == "update_expression" else "left"
+            )
+            name = node_text(target) if target is not None else ""
+            var = self.lookup(name) if target is not None and target.type == "identifier" else None
+            if name in named or var is None or var.loaded or var.value is None:
+                continue
+            if var.set_at == self.key and self.update_step(term, name) is not None:
+                named.add(name)
+                out.append((name, var.value))
+        return out
+
+    def loop_starts(self, init: tree_sitter.Node | None) -> list[tuple[str, sympy.Expr | None]]:
+        """Every name a `for` initialiser sets, in order, with its start value (None:
+        unknown): `int i = 64, c = 0` and `e = 0, j = lo` set two."""
+        out: list[tuple[str, sympy.Expr | None]] = []
+        for name, value in _init_values(init):
+            out.append((name, self.value(value)))
+        return out
 
     def loop_bound(self, cond: tree_sitter.Node, var: str) -> tuple[str, sympy.Expr] | None:
         """The first comparison of `var` in a condition's `&&` terms, left to right."""
@@ -2463,7 +2527,36 @@ class KernelLowering:
         if _is_var(right, var):
             value = self.value(left)
             return (flip[op], value) if value is not None else None
+        if op == "!=":
+            return None
+        for side, other, how in ((left, right, op), (right, left, flip[op])):
+            found = self.linear_bound(side, other, var)
+            if found is not None:
+                return how, found
         return None
+
+    def linear_bound(
+        self, side: tree_sitter.Node | None, other: tree_sitter.Node | None, var: str
+    ) -> sympy.Expr | None:
+        """Rule C9: a test of `a*v + b` against `e`, with `a` a positive constant or a
+        positive size (`2*mb < j`, `i*stride + tid < n`), tests `v` against `(e - b)/a`."""
+        counter = self.lookup(var)
+        if side is None or other is None or counter is None or var not in self._names_in(side):
+            return None
+        saved = counter.value, counter.loaded, counter.varying
+        counter.value, counter.loaded, counter.varying = _PROBE, False, False
+        try:
+            expr = self.value(side)
+        finally:
+            counter.value, counter.loaded, counter.varying = saved
+        end = self.value(other)
+        if expr is None or end is None or _PROBE in end.free_symbols:
+            return None
+        expr = sympy.expand(expr)
+        slope = expr.diff(_PROBE)
+        if _PROBE in slope.free_symbols or not slope.is_positive:
+            return None
+        return (end - expr.subs(_PROBE, 0)) / slope
 
     def loop_step(self, update: tree_sitter.Node, var: str) -> tuple[str, sympy.Expr] | None:
         """The step of `var` in the first of an update's comma terms that changes it."""
@@ -2493,6 +2586,14 @@ class KernelLowering:
         if update.type == "assignment_expression":
             left = update.child_by_field_name("left")
             if not _is_var(left, var):
+                # `k = j++`: the right side's own step of `var` (C10)
+                right = update.child_by_field_name("right")
+                if (
+                    right is not None
+                    and right.type == "update_expression"
+                    and operator(update) == "="
+                ):
+                    return self.update_step(right, var)
                 return None
             op = operator(update)
             right = update.child_by_field_name("right")
@@ -2568,17 +2669,37 @@ def _uncast(node: tree_sitter.Node) -> tree_sitter.Node:
         return node
 
 
-def _init_value(init: tree_sitter.Node | None) -> tree_sitter.Node | None:
-    """The start value of a `for` initialiser (`int i = s` or `i = s`)."""
+def _init_values(init: tree_sitter.Node | None) -> list[tuple[str, tree_sitter.Node | None]]:
+    """The names a `for` initialiser sets and their start values (`int i = s, j = t`,
+    `i = s, j = t`), in order; a declarator without a value is left out."""
+    out: list[tuple[str, tree_sitter.Node | None]] = []
     if init is None:
-        return None
+        return out
     if init.type == "declaration":
         for decl in init.children_by_field_name("declarator"):
             if decl.type == "init_declarator":
-                return decl.child_by_field_name("value")
-        return None
-    if init.type == "assignment_expression":
-        return init.child_by_field_name("right")
+                name = node_text(cast(tree_sitter.Node, decl.child_by_field_name("declarator")))
+                out.append((name, decl.child_by_field_name("value")))
+        return out
+    pending: list[tree_sitter.Node] = [init]
+    while pending:  # a comma chain nests to the left: walk it without recursion
+        term = pending.pop()
+        if term.type == "comma_expression":
+            right, left = term.child_by_field_name("right"), term.child_by_field_name("left")
+            pending.extend(t for t in (right, left) if t is not None)
+        elif term.type == "assignment_expression" and operator(term) == "=":
+            left = term.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                out.append((node_text(left), term.child_by_field_name("right")))
+    return out
+
+
+def _init_value(init: tree_sitter.Node | None, var: str | None = None) -> tree_sitter.Node | None:
+    """The start value of a `for` initialiser (`int i = s` or `i = s`): `var`'s, or the
+    first name's."""
+    for name, value in _init_values(init):
+        if var is None or name == var:
+            return value
     return None
 
 

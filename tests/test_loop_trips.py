@@ -1,7 +1,8 @@
-"""Trip counts of loops that are counted loops in another spelling (docs/counting.md C7-C8)."""
+"""Trip counts of loops that are counted loops in another spelling (docs/counting.md C7-C10)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -176,3 +177,76 @@ def test_a_halving_loop_from_zero_or_below_is_counted_or_unknown_never_an_error(
     assert k.features.unknown_trip_loops == unknown
     if not unknown:
         assert k.features.flops_sp == 0
+
+
+@pytest.mark.parametrize(
+    ("before", "loop", "trips"),
+    [
+        # C9: the counter inside a linear test, solved for (a positive slope)
+        ("", "for (int m = 0; 2 * m < n; m++) { BODY }", {"n": 9, "expect": 5}),
+        ("", "for (int i = 0; i + 3 < n; i++) { BODY }", {"n": 10, "expect": 7}),
+        ("", "for (int i = 1; n > (i + i); i++) { BODY }", {"n": 20, "expect": 9}),
+        (
+            "int t = threadIdx.x;",  # C3: the thread's offset counts 0
+            "for (int i = 0; i * blockDim.x + t < n; i++) { BODY }",
+            {"n": 1000, "blockDim_x": 256, "expect": 4},
+        ),
+        # C10: the counter the test and the update name, not the initialiser's first name
+        ("", "for (int i = 64, c = 0; c < n; i++, c++) { BODY }", {"n": 10, "expect": 10}),
+        ("int e;", "for (e = 0, c2 = 3; c2 < n; c2++) { BODY }", {"n": 10, "expect": 7}),
+        # C10: a step inside an assignment (`k = j++`) steps the counter
+        ("int k = n - 1;", "for (int j = 0; j < n; k = j++) { BODY }", {"n": 12, "expect": 12}),
+        # C10: no initialiser: the counter's value on entering the loop, known as C7's
+        ("int i = 2;", "for (; i < n; i++) { BODY }", {"n": 12, "expect": 10}),
+        ("int a = 0; int b = 5;", "for (; a < 8 && b < n; a += 2, b += 2) { BODY }", {"expect": 4}),
+    ],
+)
+def test_for_loops_with_a_linear_test_or_several_counters_are_counted(
+    tmp_path: Path, before: str, loop: str, trips: dict[str, int]
+) -> None:
+    source = _kernel(loop, before.replace("int e;", "int e; int c2;"))
+    k = one(tmp_path, source)
+    assert k.features.unknown_trip_loops == 0
+    values = {name: v for name, v in trips.items() if name != "expect"}
+    assert at(k.features.flops_sp, **values) == trips["expect"]
+
+
+@pytest.mark.parametrize(
+    ("before", "loop"),
+    [
+        ("", "for (int i = 0; i * i < n; i++) { BODY }"),  # not linear in the counter
+        ("", "for (int i = 0; n - 2 * i > 0; i++) { BODY }"),  # a negative slope
+        ("", "for (int i = 0; i * d[0] < n; i++) { BODY }"),  # a slope read from memory
+        ("int i = d[0];", "for (; i < n; i++) { BODY }"),  # a start read from memory
+        # a start carried over from an enclosing loop's earlier trip
+        ("int i = 0;", "for (int r = 0; r < 3; r++) { for (; i < n; i++) { BODY } }"),
+    ],
+)
+def test_for_loops_without_a_solvable_counter_keep_an_unknown_trip_count(
+    tmp_path: Path, before: str, loop: str
+) -> None:
+    source = _kernel(loop, before)
+    k = one(tmp_path, source)
+    assert k.features.unknown_trip_loops >= 1
+    lines = textwrap.dedent(source).split("\n")
+    line = next(i + 1 for i, text in enumerate(lines) if "BODY" in loop and "s += 1.0f" in text)
+    assert any(name.startswith(f"trip_L{line}") for name in k.resolved.defaults)
+
+
+def test_a_name_trailing_the_counter_reads_the_counters_elements(tmp_path: Path) -> None:
+    """C10: `k = j++` makes k the counter's previous value: `v[k]` reads the same n
+    elements as `v[j]` (one more: the first trip's k), not n per thread."""
+    source = """\
+        #define NV 600
+        __global__ void edges(float* y, const float* v) {
+          float s = 0.0f;
+          int k = NV - 1;
+          for (int j = 0; j < NV; k = j++) s += v[j] - v[k];
+          y[blockIdx.x * blockDim.x + threadIdx.x] = s;
+        }
+        """
+    k = one(tmp_path, source, block=(256, 1, 1), grid=(64, 1, 1))
+    assert k.features.unknown_trip_loops == 0
+    arrays = {a["array"]: a for a in k.to_json()["dram_bytes"]["arrays"]}
+    # 601 floats, once for the launch; the flaw this guards against: 600 per thread
+    assert arrays["v"]["footprint_bytes"]["load"] <= 4 * (600 + 1)
