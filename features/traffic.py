@@ -4,14 +4,15 @@ The per-thread count charges every thread's first touch of an element to DRAM. A
 moves far less: neighbouring threads share sectors, threads running at the same time share
 elements (a stencil's halo, a GEMM's rows and columns), and while the data fits in L2 a
 second touch is a hit. Nsight Compute flushes the caches before each replayed kernel, so
-the compulsory footprint is the floor. Rules T1-T11 in docs/counting.md.
+the compulsory footprint is the floor. Rules T1-T14 in docs/counting.md.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import cast
 
 import sympy
 from roofcast.features.numeric import NotNumeric, evaluate
@@ -319,6 +320,8 @@ def launch_traffic(
     wave_spans: dict[str, list[tuple[float, float, int]]] = {}
     unplaced: dict[tuple[tuple[str, bool], tuple[int, ...]], float] = {}  # T10
     sites: list[_Site] = []  # each access placed, for the runs of blocks of T5
+    unplaced_at: dict[tuple[tuple[str, bool], tuple[int, ...]], list[int]] = {}  # T13
+    placed_in: dict[tuple[tuple[str, bool], tuple[int, ...]], float] = {}  # T13
     for access in accesses:
         traffic = arrays.setdefault(access.array, ArrayTraffic(access.array))
         traffic.lines.add(access.line)
@@ -347,13 +350,18 @@ def launch_traffic(
                 site = (key, access.nest)
                 footprint = max(0.0, requested - unplaced.get(site, 0.0))
                 unplaced[site] = max(unplaced.get(site, 0.0), requested)
+                unplaced_at.setdefault(site, []).append(len(sites))
             else:
                 footprint = requested
+            if index is not None:
+                footprint = min(footprint, _bounded(index, extents, values, access.unit, width))
             sums[key] = sums.get(key, 0.0) + footprint
             wave_sums[access.array] = wave_sums.get(access.array, 0.0) + footprint / waves
             sites.append(_Site(access.array, None, access.unit, width, footprint))
             continue
         footprint = min(_footprint(rng, access.unit, width), requested)
+        placed = (key, access.nest)
+        placed_in[placed] = max(placed_in.get(placed, 0.0), footprint)
         sites.append(_Site(access.array, index, access.unit, width, footprint))
         sums[key] = sums.get(key, 0.0) + footprint
         spans.setdefault(key, []).append((rng.low, rng.high, access.unit))
@@ -364,6 +372,18 @@ def launch_traffic(
             wave_spans.setdefault(access.array, []).append(
                 (wave_rng.low, wave_rng.high, access.unit)
             )
+    for site, total in unplaced.items():
+        # T13: unplaced sites beside a placed site of their array, in their nest or one
+        # enclosing it, are that site's neighbours: they add only what exceeds its footprint
+        (key, nest) = site
+        cut = min(total, max(placed_in.get((key, nest[:k]), 0.0) for k in range(len(nest) + 1)))
+        if cut <= 0 or total <= 0:
+            continue
+        sums[key] -= cut
+        wave_sums[key[0]] -= cut / waves
+        keep = (total - cut) / total
+        for k in unplaced_at[site]:
+            sites[k] = replace(sites[k], footprint=sites[k].footprint * keep)
     for (array, store), total in sums.items():
         union = _union_bytes(spans.get((array, store), []))
         footprint = min(total, union) if arrays[array].exact and union else total
@@ -412,6 +432,82 @@ def launch_traffic(
         waves=waves,
         decision=decision,
     )
+
+
+def _bounded(
+    index: sympy.Expr,
+    extents: Mapping[sympy.Symbol, float],
+    values: Mapping[str, float],
+    unit: int,
+    width: int,
+) -> float:
+    """Rule T14: the most bytes an offset the dims cannot place can touch, from the range of
+    values it can take (in sectors, one more for alignment); infinite when unbounded."""
+    bounds = _bounds(index, extents, values)
+    if bounds is None:
+        return math.inf
+    reach = (bounds[1] - bounds[0]) * unit + width
+    return float(SECTOR * (math.ceil(reach / SECTOR) + 1))
+
+
+#: how deep `_bounds` follows an index's operators before calling it unbounded
+MAX_BOUND_DEPTH = 24
+
+
+def _bounds(
+    expr: sympy.Expr,
+    extents: Mapping[sympy.Symbol, float],
+    values: Mapping[str, float],
+    depth: int = 0,
+) -> tuple[float, float] | None:
+    """The lowest and highest value an index can take over the dims (rule T13), by interval
+    arithmetic; None when unbounded (a name without a value, an operator it does not know,
+    or nesting deeper than MAX_BOUND_DEPTH)."""
+    if depth > MAX_BOUND_DEPTH:
+        return None
+    if expr.is_Number:
+        value = float(expr)
+        return (value, value) if math.isfinite(value) else None
+    if isinstance(expr, sympy.Symbol):
+        if expr in extents:
+            return 0.0, max(0.0, extents[expr] - 1)
+        if expr.name in values:
+            value = float(values[expr.name])
+            return value, value
+        return None
+    if isinstance(expr, sympy.Mod):
+        dividend, divisor = expr.args
+        period = _bounds(divisor, extents, values, depth + 1)
+        if period is None or period[0] != period[1] or period[0] <= 0:
+            return None
+        top = period[0] - 1
+        inner = _bounds(dividend, extents, values, depth + 1)
+        if inner is not None and inner[0] >= 0:
+            return 0.0, min(top, inner[1])
+        return -top, top  # C's remainder takes the dividend's sign
+    if isinstance(expr, sympy.floor) and len(expr.args) == 1:
+        inner = _bounds(expr.args[0], extents, values, depth + 1)
+        return None if inner is None else (math.floor(inner[0]), math.floor(inner[1]))
+    if isinstance(expr, sympy.Pow) and expr.exp.is_number:
+        base = _bounds(expr.base, extents, values, depth + 1)
+        whole = expr.exp.is_integer and expr.exp.is_positive
+        if base is None or base[0] < 0 or (base[0] == 0 and not whole):
+            return None
+        ends = sorted((base[0] ** float(expr.exp), base[1] ** float(expr.exp)))
+        return ends[0], ends[1]
+    if isinstance(expr, (sympy.Add, sympy.Mul)):
+        parts = [_bounds(a, extents, values, depth + 1) for a in expr.args]
+        if any(p is None for p in parts):
+            return None
+        low, high = cast(tuple[float, float], parts[0])
+        for p in cast(list[tuple[float, float]], parts[1:]):
+            if isinstance(expr, sympy.Add):
+                low, high = low + p[0], high + p[1]
+            else:
+                corners = [low * p[0], low * p[1], high * p[0], high * p[1]]
+                low, high = min(corners), max(corners)
+        return low, high
+    return None
 
 
 def _uses_guesses(

@@ -480,3 +480,72 @@ def test_a_gemm_with_one_d_blocks_places_its_columns_by_remainder(tmp_path):
     later = ((n // 16) ** 2 - 864) / (n // 16) ** 2
     assert a["B"]["dram_bytes"]["load"] == pytest.approx(64 * MIB * (1 + later * (n // 16)))
     assert a["B"]["dram_bytes"]["load"] < a["B"]["requested_bytes"] / 2
+
+
+@pytest.mark.rule("T13")
+def test_unplaced_sites_beside_a_placed_one_are_its_neighbours():
+    """Direct: `u[t]` placed, then a loop of 4 over unplaced reads of `u` (a clipped stencil's
+    `u[plus]`): they add only what exceeds `u[t]`'s 4 KiB. A gather of `x` beside a placed
+    `x[t]`, and an unplaced read of `w` in a sibling nest of a placed `w`, stay apart."""
+    t = sympy.Symbol("t", integer=True, nonnegative=True)
+    dims = [Dim(t, sympy.Integer(1024), "lane")]
+    one, four = sympy.Integer(1), sympy.Integer(4)
+    accesses = [
+        Access("u", t, 4, 4, False, one, 1),
+        Access("u", None, 4, 4, False, four, 2, indirect=False, nest=(5,)),
+        Access("x", t, 4, 4, False, one, 3),
+        Access("x", None, 4, 4, False, four, 4, indirect=True, nest=(5,)),
+        Access("w", t, 4, 4, False, four, 5, nest=(6,)),
+        Access("w", None, 4, 4, False, four, 6, indirect=False, nest=(7,)),
+    ]
+    machine = Machine(l2_bytes=64 * MIB, sms=4, threads_per_sm=1024, blocks_per_sm=1)
+    out = launch_traffic(accesses, dims, {}, 1024, machine)
+    assert out is not None
+    got = {a.array: a.load_footprint for a in out.arrays}
+    assert got["u"] == 4 * 1024 * 4  # the loop's 16 KiB, `u[t]`'s 4 KiB within it
+    assert got["x"] == 1024 * 4 + 1024 * 4  # a gather is its own place
+    assert got["w"] == 1024 * 4 + 4 * 1024 * 4  # another nest: apart
+
+
+@pytest.mark.rule("T14")
+def test_an_unplaced_offset_touches_no_more_than_its_range():
+    """Direct: `s[(t * t) % 16]` cannot be placed (a product of dims) but takes 16 values:
+    64 bytes, three sectors with alignment, not a place per thread; `s[(t * t) % n]` with `n`
+    unbound stays T6's place per thread."""
+    t = sympy.Symbol("t", integer=True, nonnegative=True)
+    n = sympy.Symbol("n", integer=True, positive=True)
+    dims = [Dim(t, sympy.Integer(1024), "lane")]
+    machine = Machine(l2_bytes=64 * MIB, sms=4, threads_per_sm=1024, blocks_per_sm=1)
+    one = sympy.Integer(1)
+    bounded = Access("s", sympy.Mod(t * t, 16, evaluate=False), 4, 4, False, one, 1, False)
+    out = launch_traffic([bounded], dims, {}, 1024, machine)
+    assert out is not None and not out.arrays[0].exact
+    assert out.arrays[0].load_footprint == 3 * 32
+    free = Access("s", sympy.Mod(t * t, n, evaluate=False), 4, 4, False, one, 1, False)
+    out = launch_traffic([free], dims, {}, 1024, machine)
+    assert out is not None and out.arrays[0].load_footprint == 1024 * 4
+
+
+@pytest.mark.rule("T14")
+def test_a_row_lookup_by_remainder_reads_its_rows_once(tmp_path):
+    """`len[((i - i % m) / m) % n]`: each of the 2^20 threads looks up one of n = 64 row
+    lengths; the offset is not affine in the dims, but it takes at most 64 values, not one a
+    thread (4 MiB). Interval arithmetic cannot see that `i - i % m` is not negative, so it
+    allows C's negative remainders too: -63 .. 63, 127 ints, 17 sectors with alignment."""
+    k = launch(
+        tmp_path,
+        """\
+        __global__ void rowmask(const int* len, const float* in, float* out) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          int c = i % m;
+          int r = ((i - c) / m) % n;
+          out[i] = c < len[r] ? in[i] : 0.0f;
+        }
+        """,
+        {"m": "1024", "n": "64"},
+        (256, 1, 1),
+        (4096, 1, 1),
+    )["rowmask"]
+    a = arrays(k)
+    assert a["len"]["footprint_bytes"]["load"] == 17 * 32
+    assert a["in"]["footprint_bytes"]["load"] == 4 * 256 * 4096
