@@ -1255,8 +1255,9 @@ def _first_caller_bindings(
             value = scope.value(arg, call.start_byte)
             if pname and value is not None:
                 out[pname] = value
-            if pname and arg.type == "identifier":
-                out.update(_passed_members(func, pname, node_text(arg), scope, call.start_byte))
+            given = _given_name(arg)
+            if pname and given is not None:
+                out.update(_passed_members(func, pname, given, scope, call.start_byte))
         for tname, value in _template_values(call, templates, scope).items():
             out.setdefault(tname, value)
         return out
@@ -1268,10 +1269,16 @@ def _passed_members(
 ) -> dict[str, sympy.Expr]:
     """Rule D23: a struct passed by value or reference (`run(cfg)`) passes its fields as
     the caller's scope values them at the call: `param.field` for each field of the
-    parameter's struct (its data members, else the members the caller assigns)."""
+    parameter's struct (its data members, else the members the caller assigns); rule D26:
+    so does a pointer to it (`run(&cfg)`, read as `p->n`), or a pointer handed on."""
     declared = [p.type for p in parameters(func) if p.name == param]
-    if not declared or "*" in declared[0]:
-        return {}  # a pointer's fields are read with `->`: not followed
+    addressed = arg.startswith("&")  # rule D26: `run(&cfg)` read as `p->n` in `run`
+    arg = arg.lstrip("&")
+    if not declared:
+        return {}
+    # rule D26: a pointer handed on (`run(c)` with `c` a pointer itself) passes the members
+    # its own caller set; a pointer to a local only through `&`
+    forwarded = not addressed and "*" in declared[0]
     struct = find_struct(type_name(declared[0]), func, scope.grammar, scope.library)
     if struct is not None:
         names = [f.name for f in struct[0] if not f.static]
@@ -1280,7 +1287,7 @@ def _passed_members(
         names = [key[len(prefix) :] for key in scope.defs if key.startswith(prefix)]
     out: dict[str, sympy.Expr] = {}
     for name in names[:MAX_PASSED_MEMBERS]:
-        value = scope.member_value(arg, name, at, 1)
+        value = scope.member_value(arg, name, at, 1, pointer=forwarded)
         if value is not None:
             out[f"{param}.{name}"] = value
     return out
@@ -1288,6 +1295,16 @@ def _passed_members(
 
 #: fields of one struct argument followed into the callee, at most
 MAX_PASSED_MEMBERS = 64
+
+
+def _given_name(arg: tree_sitter.Node) -> str | None:
+    """`cfg` -> "cfg", `&cfg` -> "&cfg" (a struct handed to a function), else None."""
+    if arg.type == "identifier":
+        return node_text(arg)
+    inner = arg.child_by_field_name("argument") if arg.type == "pointer_expression" else None
+    if inner is not None and inner.type == "identifier" and operator(arg) == "&":
+        return "&" + node_text(inner)
+    return None
 
 
 def _defaulted_parameters(func: tree_sitter.Node) -> int:
