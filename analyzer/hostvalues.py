@@ -800,7 +800,14 @@ def find_struct(
         fields = struct_fields(place, place_grammar).get(name)
         if fields is not None:
             return fields, place_grammar, place
+    axes = _VECTOR_TYPE.fullmatch(name)
+    if axes is not None:  # CUDA's `int3 v = {a, b, c};`: members x, y, z in that order
+        return [Field(axis, None, False) for axis in "xyzw"[: int(axes.group(1))]], grammar, root
     return None
+
+
+#: rule D23: CUDA's built-in vector types, structs of 1-4 members x, y, z, w
+_VECTOR_TYPE = re.compile(r"(?:u?char|u?short|u?int|u?long|u?longlong|float|double)([1-4])")
 
 
 def declared_before(scope: HostScope, name: str, before: int) -> list[str]:

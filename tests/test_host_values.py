@@ -633,3 +633,35 @@ def test_members_set_through_a_pointer_or_reference_by_a_called_function(tmp_pat
     assert (k.resolved.flops["sp"], k.resolved.defaults) == (1024 + 64, {})
     write(tmp_path, {"main.cu": main.replace("resize(cfg);", "resize(cfg);\n  reload(&cfg);")})
     assert "n" in kernels(tmp_path)["k"].resolved.defaults
+
+
+@pytest.mark.rule("D23")
+def test_a_cuda_vector_types_list_gives_its_members_in_order(tmp_path):
+    """`int3 vol = {v, v, 5};` with v the first argument (12): `(vol.x + 1) * vol.z` is 65;
+    `vol.w`, which an int3 lacks, stays unknown."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            #include <cstdlib>
+            __global__ void g(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            int main(int argc, char** argv) {
+              int v = atoi(argv[1]);
+              int3 vol = {v, v, 5};
+              float* a = 0;
+              k<<<1, 1>>>(a, (vol.x + 1) * vol.z);
+              g<<<1, 1>>>(a, vol.w);
+            }
+            """,
+        },
+    )
+    context = LaunchContext(exe_args="12")
+    report = analyze_paths([tmp_path], load_gpu("a100"), {}, RooflinePredictor(), context)
+    found = {k.ir.name: k for k in report.kernels}
+    assert (found["k"].resolved.flops["sp"], found["k"].resolved.defaults) == (65, {})
+    assert "n" in found["g"].resolved.defaults
