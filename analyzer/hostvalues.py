@@ -88,6 +88,10 @@ def _defs_query(grammar: str) -> tree_sitter.Query:
         language(grammar),
         """
 (init_declarator declarator: (identifier) @name value: (_) @value)
+(init_declarator declarator: (pointer_declarator declarator: (identifier) @name)
+  value: (call_expression) @value)
+(init_declarator declarator: (pointer_declarator declarator: (identifier) @name)
+  value: (cast_expression value: (call_expression)) @value)
 (init_declarator declarator: (array_declarator declarator: (identifier) @name)
   value: (initializer_list) @value)
 (assignment_expression left: (identifier) @name operator: "=" right: (_) @value)
@@ -113,6 +117,23 @@ def _members_query(grammar: str) -> tree_sitter.Query:
   @value
 """,
     )
+
+
+@cache
+def _returns_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(language(grammar), "(return_statement (_) @value)")
+
+
+_RETURNS = SessionNodeCache(256)
+
+
+def _returns(func: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """Rule D27: the values a function returns (`return input;`), in source order; those of
+    a lambda or a local class inside it included (then they differ, and nothing is read)."""
+    body = func.child_by_field_name("body")
+    if body is None:
+        return []
+    return _RETURNS.get(body, lambda: list(captures(_returns_query("cuda"), body).get("value", [])))
 
 
 @cache
@@ -490,16 +511,21 @@ class HostScope:
             for start, call, index in reversed(self._given(obj, before)):
                 if start <= last:
                     break
-                sets, value = self._set_by_call(call, index, field, depth + 1)
+                sets, value = self._set_by_call(call, index, field, depth + 1, obj)
                 if sets:
                     return value
         if earlier:
             accumulated = _accumulated(earlier[-1][1], before, self.func)
-            return None if accumulated else self._latest([v for _, v in earlier], depth)
+            if accumulated:
+                return None
+            return self._latest([v for _, v in earlier], depth, self.outer.get(key))
         if key in self.outer:
             return self.outer[key]
-        if depth >= MAX_DEPTH or pointer:
+        if depth >= MAX_DEPTH:
             return None
+        returned = self._returned(obj, field, before, depth + 1)
+        if returned is not None or pointer:
+            return returned
         found = self._object(obj, before)
         if found is None:
             return None
@@ -646,7 +672,7 @@ class HostScope:
         ]
 
     def _set_by_call(
-        self, call: tree_sitter.Node, index: int, field: str, depth: int
+        self, call: tree_sitter.Node, index: int, field: str, depth: int, obj: str = ""
     ) -> tuple[bool, sympy.Expr | None]:
         """Rule D26: whether the call `call`, given an object at argument `index` through a
         pointer or a reference parameter, sets its `field` (`p->n = 512;`, `c.n = 512;` or
@@ -661,12 +687,12 @@ class HostScope:
             return False, None
         param = params[index]
         argument = args[index]
-        by_address = argument.type == "pointer_expression"
-        if (
-            not param.name
-            or ("*" in param.type) != by_address
-            or not (by_address or "&" in param.type)
-        ):
+        # `init(&cfg)`, `init(p)` with `p` a pointer itself, `init(cfg)` to a reference: a
+        # copy's members are the callee's own
+        shared = "*" in param.type or "&" in param.type
+        if argument.type == "pointer_expression" and "*" not in param.type:
+            return False, None
+        if not param.name or not shared:
             return False, None
         bound: dict[str, sympy.Expr] = {}
         for other, arg in zip(params, args, strict=True):
@@ -684,7 +710,41 @@ class HostScope:
         )
         if not sets:
             return False, None
+        if obj and depth < MAX_DEPTH:  # what it was before the call (`if (c) p->n = 4;`)
+            prior = self.member_value(obj, field, call.start_byte, depth + 1)
+            if prior is not None:
+                scope.outer[key] = prior
         return True, scope.member_value(param.name, field, body.end_byte, depth, pointer=True)
+
+    def _returned(self, obj: str, field: str, before: int, depth: int) -> sympy.Expr | None:
+        """Rule D27: `obj` last defined as a whole by a call of a function of the folder
+        that returns a local (`Input in = read_CLI(argc, argv);`, `Input* I =
+        set_default_input();`): `obj.field` is that local's `field` at its return, valued
+        there with the function's parameters bound to the call's arguments."""
+        whole = [v for start, v in self.defs.get(obj, []) if start < before]
+        call = whole[-1] if whole else None
+        while call is not None and call.type in ("cast_expression", "parenthesized_expression"):
+            call = call.child_by_field_name("value") or (
+                call.named_children[-1] if call.named_children else None
+            )
+        if call is None or call.type != "call_expression" or depth > MAX_DEPTH:
+            return None
+        name, args = call_parts(call)
+        callee = self._file_level(file_functions, name)
+        returns = _returns(callee) if callee is not None else []
+        names = {node_text(r) for r in returns}
+        params = [p for p in parameters(callee) if p.name] if callee is not None else []
+        if not returns or len(names) != 1 or returns[0].type != "identifier":
+            return None
+        if len(params) != len(args) or callee is self.func:
+            return None
+        bound: dict[str, sympy.Expr] = {}
+        for param, arg in zip(params, args, strict=True):
+            value = self.value(arg, call.start_byte, depth + 1)
+            if param.name and value is not None and not param.is_pointer:
+                bound[param.name] = value
+        scope = HostScope(callee, self.grammar, bound, library=self.library)
+        return scope.member_value(names.pop(), field, returns[0].start_byte, depth + 1)
 
     def _element(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """Rule D15: `dims[d]` of an array initialised with a list (`const int dims[] = {2, 5,
@@ -727,26 +787,30 @@ class HostScope:
         scope = HostScope(callee, self.grammar, bound, self.placeholders, self.library)
         return scope.value(returned, returned.end_byte, depth + 1)
 
-    def _latest(self, earlier: list[tree_sitter.Node], depth: int) -> sympy.Expr | None:
+    def _latest(
+        self, earlier: list[tree_sitter.Node], depth: int, prior: sympy.Expr | None = None
+    ) -> sympy.Expr | None:
         """The value of the last definition before the use; one made under `if (c)` with `c`
-        a comparison (`if (argc > 1) n = atoi(argv[1]);`) is piecewise with the one before."""
+        a comparison (`if (argc > 1) n = atoi(argv[1]);`) is piecewise with the one before,
+        or, for the first, with `prior` (a member's value as the caller passed it, D26)."""
         last = earlier[-1]
         scan = _scan_call(last)  # rule D22: `&n` of `sscanf(argv[2], "%d", &n)`
         flag = _option_flag(scan or last, self.func)
+        first = len(earlier) < 2 and prior is None
         if flag is not None:  # rule D19: `-flag N` on the command line, else the one before
             given = sympy.Symbol(OPTION_VALUE + flag, positive=True)
-            if len(earlier) < 2 or depth >= MAX_DEPTH:
+            if first or depth >= MAX_DEPTH:
                 return given
-            before = self._latest(earlier[:-1], depth + 1)
+            before = self._latest(earlier[:-1], depth + 1) if len(earlier) > 1 else prior
             if before is None or has_unknown(before):
                 return given
             present = sympy.Symbol(OPTION_GIVEN + flag)
             return sympy.Piecewise((given, sympy.Eq(present, 1)), (before, True))
         value = _scanned(scan) if scan else self.value(last, last.start_byte, depth + 1)
         guard = _guarding_condition(last, self.func)
-        if value is None or guard is None or len(earlier) < 2 or depth >= MAX_DEPTH:
+        if value is None or guard is None or first or depth >= MAX_DEPTH:
             return value
-        before = self._latest(earlier[:-1], depth + 1)
+        before = self._latest(earlier[:-1], depth + 1) if len(earlier) > 1 else prior
         if before is None or has_unknown(before):
             return value
         chosen = self._piecewise(guard, value, before, last.start_byte, depth)
@@ -974,7 +1038,9 @@ def _option_flag(value: tree_sitter.Node, func: tree_sitter.Node) -> str | None:
         if node.type == "if_statement":
             condition = node.child_by_field_name("condition")
             flags = _FLAG.findall(node_text(condition)) if condition is not None else []
-            return flags[0] if len(flags) == 1 else None
+            if flags:
+                return flags[0] if len(flags) == 1 else None
+            # `if (++i < argc) n = atoi(argv[i]);` inside the flag's `if`: look further out
         if node.type == "case_statement":
             label = _CASE.match(node_text(node))
             return f"-{label.group(1)}" if label else None
@@ -983,7 +1049,7 @@ def _option_flag(value: tree_sitter.Node, func: tree_sitter.Node) -> str | None:
 
 
 #: statements between an option's assignment and the `if` or `case` that names its flag
-MAX_OPTION_LEVELS = 4
+MAX_OPTION_LEVELS = 6
 
 
 def _comparison(condition: tree_sitter.Node | None) -> tree_sitter.Node | None:
