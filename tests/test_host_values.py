@@ -665,3 +665,64 @@ def test_a_cuda_vector_types_list_gives_its_members_in_order(tmp_path):
     found = {k.ir.name: k for k in report.kernels}
     assert (found["k"].resolved.flops["sp"], found["k"].resolved.defaults) == (65, {})
     assert "n" in found["g"].resolved.defaults
+
+
+@pytest.mark.rule("D27", "D26", "D19")
+def test_members_of_a_struct_a_folder_function_returns_then_options_change(tmp_path):
+    """`set_defaults()` returns a malloc'ed `Input*` with `groups` 128 and `segments` 7;
+    `read_options(argc, argv, I)` then sets `groups` from `-g N` under a bounds check: with
+    `-g 32` groups is 32, without it 128. `make(21)` returns a struct by value whose `seg`
+    is 42. One add or multiply per trip."""
+    write(
+        tmp_path,
+        {
+            "io.h": """\
+            #include <cstdlib>
+            #include <cstring>
+            typedef struct { int groups; int segments; } Input;
+            Input* set_defaults(void) {
+              Input* I = (Input*) malloc(sizeof(Input));
+              I->groups = 128;
+              I->segments = 7;
+              return I;
+            }
+            void read_options(int argc, char* argv[], Input* input) {
+              for (int i = 1; i < argc; i++) {
+                char* arg = argv[i];
+                if (strcmp(arg, "-g") == 0) {
+                  if (++i < argc) input->groups = atoi(argv[i]);
+                }
+              }
+            }
+            Input make(int n) { Input in; in.segments = n * 2; return in; }
+            """,
+            "main.cu": """\
+            #include "io.h"
+            __global__ void k(float* a, int n, int m, int w) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              for (int j = 0; j < m; j++) s *= a[j];
+              for (int j = 0; j < w; j++) s -= a[j];
+              a[threadIdx.x] = s;
+            }
+            int main(int argc, char** argv) {
+              Input* I = set_defaults();
+              read_options(argc, argv, I);
+              Input J = make(21);
+              float* a = 0;
+              k<<<1, 1>>>(a, I->groups, I->segments, J.segments);
+            }
+            """,
+        },
+    )
+
+    def run(exe_args: str) -> KernelResult:
+        context = LaunchContext(exe_args=exe_args)
+        report = analyze_paths([tmp_path], load_gpu("a100"), {}, RooflinePredictor(), context)
+        (k,) = report.kernels
+        return k
+
+    given = run("-g 32")
+    assert (given.resolved.flops["sp"], given.resolved.defaults) == (32 + 7 + 42, {})
+    built_in = run("")
+    assert (built_in.resolved.flops["sp"], built_in.resolved.defaults) == (128 + 7 + 42, {})
