@@ -694,14 +694,7 @@ class HostScope:
             return False, None
         if not param.name or not shared:
             return False, None
-        bound: dict[str, sympy.Expr] = {}
-        for other, arg in zip(params, args, strict=True):
-            if other is param or not other.name or other.is_pointer:
-                continue
-            value = self.value(arg, call.start_byte, depth + 1)
-            if value is not None:
-                bound[other.name] = value
-        scope = HostScope(callee, self.grammar, bound, library=self.library)
+        scope = HostScope(callee, self.grammar, {}, library=self.library)
         key = f"{param.name}.{field}"
         sets = bool(scope.defs.get(key)) or any(
             scope._set_by_call(inner, at, field, depth + 1)[0]
@@ -710,6 +703,12 @@ class HostScope:
         )
         if not sets:
             return False, None
+        for other, arg in zip(params, args, strict=True):  # its other parameters, here
+            if other is param or not other.name or other.is_pointer:
+                continue
+            value = self.value(arg, call.start_byte, depth + 1)
+            if value is not None:
+                scope.outer[other.name] = value
         if obj and depth < MAX_DEPTH:  # what it was before the call (`if (c) p->n = 4;`)
             prior = self.member_value(obj, field, call.start_byte, depth + 1)
             if prior is not None:
