@@ -124,6 +124,10 @@ class Local:
     type: str
     start: int
     range: tree_sitter.Node | None = None
+    #: rule D25: the arguments of the constructor call that declares it (`Params p(argc,
+    #: argv);`: the words in the parentheses, a list's elements are D23's), `()` for a plain
+    #: `Params p;`, None when it is initialised otherwise (`= ...`, `{...}`)
+    arguments: tuple[tree_sitter.Node, ...] | None = None
 
 
 def local_types(body: tree_sitter.Node, grammar: str) -> dict[str, list[Local]]:
@@ -143,7 +147,8 @@ def local_types(body: tree_sitter.Node, grammar: str) -> dict[str, list[Local]]:
                         break
                     inner = inner.child_by_field_name("declarator")
                 if inner is not None and type_node is not None:
-                    local = Local(node_text(type_node), declarator.start_byte)
+                    arguments = _constructor_arguments(declarator)
+                    local = Local(node_text(type_node), declarator.start_byte, None, arguments)
                     out.setdefault(node_text(inner), []).append(local)
         for loop in found.get("loop", []):
             name = loop.child_by_field_name("declarator")
@@ -158,3 +163,71 @@ def local_types(body: tree_sitter.Node, grammar: str) -> dict[str, list[Local]]:
         return out
 
     return _LOCALS.get(body, collect, grammar)
+
+
+def _constructor_arguments(declarator: tree_sitter.Node) -> tuple[tree_sitter.Node, ...] | None:
+    """Rule D25: the constructor arguments of a local's declarator. `P p(argc, argv);` parses
+    as a function's declarator whose parameters are the argument names (each then a
+    parameter declaration that is one type word), `P p(n, 4);` as an init declarator with
+    an argument list; a bare `P p;` calls the default constructor (no arguments)."""
+    if declarator.type == "identifier":
+        return ()
+    if declarator.type == "init_declarator":
+        value = declarator.child_by_field_name("value")
+        if value is not None and value.type == "argument_list":
+            return tuple(c for c in value.named_children if c.type != "comment")
+        return None
+    if declarator.type == "function_declarator":
+        params = declarator.child_by_field_name("parameters")
+        words = [c for c in params.named_children if c.type != "comment"] if params else []
+        found = []
+        for word in words:
+            type_node = word.child_by_field_name("type")
+            plain = word.type == "parameter_declaration" and len(word.named_children) == 1
+            if not plain or type_node is None or type_node.type != "type_identifier":
+                return None  # a real function declaration (`int f(int n);`)
+            found.append(type_node)
+        return tuple(found)
+    return None
+
+
+@cache
+def _constructors_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(
+        language(grammar),
+        """
+(field_declaration_list (function_definition) @inside)
+(translation_unit (function_definition
+  declarator: (function_declarator declarator: (qualified_identifier) @qualified)) @outside)
+""",
+    )
+
+
+_CONSTRUCTORS = SessionNodeCache(64)
+
+
+def constructors(root: tree_sitter.Node, grammar: str) -> dict[str, list[tree_sitter.Node]]:
+    """Rule D25: struct/class name -> its constructors' definitions in the file `root`: those
+    in the class body (`P(int n) : n_(n) {..}`) and those outside it (`P::P(int n) {..}`)."""
+
+    def collect() -> dict[str, list[tree_sitter.Node]]:
+        found = captures(_constructors_query(grammar), root)
+        out: dict[str, list[tree_sitter.Node]] = {}
+        for definition in found.get("inside", []):
+            body = definition.parent
+            declarator = definition.child_by_field_name("declarator")
+            named = declarator.child_by_field_name("declarator") if declarator else None
+            if body is None or named is None or declarator.type != "function_declarator":
+                continue
+            for name in _struct_names(body):
+                if node_text(named) == name:
+                    out.setdefault(name, []).append(definition)
+        for definition, qualified in zip(
+            found.get("outside", []), found.get("qualified", []), strict=True
+        ):
+            parts = node_text(qualified).replace(" ", "").split("::")
+            if len(parts) >= 2 and parts[-1] == parts[-2]:
+                out.setdefault(parts[-1], []).append(definition)
+        return out
+
+    return _CONSTRUCTORS.get(root, collect, grammar)

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, cast
 import sympy
 import tree_sitter
 from roofcast.analyzer.cvaluetree import apply_value, call_parts, single_return, value_operands
-from roofcast.analyzer.hostmembers import Field, local_types, struct_fields, type_name
+from roofcast.analyzer.hostmembers import (
+    Field,
+    constructors,
+    local_types,
+    struct_fields,
+    type_name,
+)
 from roofcast.analyzer.index import function_name, parameters, template_params
 from roofcast.analyzer.parsing import (
     captures,
@@ -82,6 +88,10 @@ def _defs_query(grammar: str) -> tree_sitter.Query:
         language(grammar),
         """
 (init_declarator declarator: (identifier) @name value: (_) @value)
+(init_declarator declarator: (pointer_declarator declarator: (identifier) @name)
+  value: (call_expression) @value)
+(init_declarator declarator: (pointer_declarator declarator: (identifier) @name)
+  value: (cast_expression value: (call_expression)) @value)
 (init_declarator declarator: (array_declarator declarator: (identifier) @name)
   value: (initializer_list) @value)
 (assignment_expression left: (identifier) @name operator: "=" right: (_) @value)
@@ -91,18 +101,50 @@ def _defs_query(grammar: str) -> tree_sitter.Query:
 
 @cache
 def _members_query(grammar: str) -> tree_sitter.Query:
+    # `this->n = 5` (rule D25: a constructor's body) is keyed as `this.n`
     return tree_sitter.Query(
         language(grammar),
         """
 (assignment_expression
-  left: (field_expression argument: (identifier) @object field: (field_identifier) @field)
+  left: (field_expression argument: [(identifier) (this)] @object field: (field_identifier) @field)
   operator: "=" right: (_) @value)
 (assignment_expression
-  left: (field_expression argument: (identifier) @object field: (field_identifier) @field)
+  left: (field_expression argument: [(identifier) (this)] @object field: (field_identifier) @field)
   operator: ["+=" "-=" "*=" "/=" "<<=" ">>=" "|=" "&=" "^=" "%="]) @value
 (update_expression
-  argument: (field_expression argument: (identifier) @object field: (field_identifier) @field))
+  argument: (field_expression argument: [(identifier) (this)] @object
+    field: (field_identifier) @field))
   @value
+""",
+    )
+
+
+@cache
+def _returns_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(language(grammar), "(return_statement (_) @value)")
+
+
+_RETURNS = SessionNodeCache(256)
+
+
+def _returns(func: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """Rule D27: the values a function returns (`return input;`), in source order; those of
+    a lambda or a local class inside it included (then they differ, and nothing is read)."""
+    body = func.child_by_field_name("body")
+    if body is None:
+        return []
+    return _RETURNS.get(body, lambda: list(captures(_returns_query("cuda"), body).get("value", [])))
+
+
+@cache
+def _address_query(grammar: str) -> tree_sitter.Query:
+    """Rule D26: calls that pass a local by address or by name (`init(&cfg)`, `setup(cfg)`)."""
+    return tree_sitter.Query(
+        language(grammar),
+        """
+(call_expression function: (identifier) @function
+  arguments: (argument_list [(pointer_expression argument: (identifier) @object)
+                             (identifier) @object]))
 """,
     )
 
@@ -167,6 +209,42 @@ _COMPOUND = {
 }
 
 _DEFINITIONS = SessionNodeCache(256)
+_GIVEN = SessionNodeCache(256)
+
+
+def _given_objects(
+    body: tree_sitter.Node, grammar: str
+) -> dict[str, list[tuple[int, tree_sitter.Node, int]]]:
+    """Rule D26: name -> [(byte offset, call, argument position)] of the calls in a function
+    body given the name by address or by name (`init(&cfg)`, `setup(cfg)`). Read-only."""
+
+    def collect() -> dict[str, list[tuple[int, tree_sitter.Node, int]]]:
+        found = captures(_address_query(grammar), body)
+        out: dict[str, list[tuple[int, tree_sitter.Node, int]]] = {}
+        seen: set[tuple[int, int]] = set()
+        for obj in found.get("object", []):
+            argument = (
+                obj.parent
+                if obj.parent is not None and obj.parent.type == "pointer_expression"
+                else obj
+            )
+            if argument.type == "pointer_expression" and operator(argument) != "&":
+                continue
+            args = argument.parent
+            call = args.parent if args is not None else None
+            if args is None or call is None or call.type != "call_expression":
+                continue
+            named = [c for c in args.named_children if c.type != "comment"]
+            position = next((k for k, c in enumerate(named) if c.id == argument.id), None)
+            if position is None or (call.id, position) in seen:
+                continue
+            seen.add((call.id, position))
+            out.setdefault(node_text(obj), []).append((call.start_byte, call, position))
+        for listed in out.values():
+            listed.sort(key=lambda item: item[0])
+        return out
+
+    return _GIVEN.get(body, collect, grammar)
 
 
 def _definitions(
@@ -276,6 +354,9 @@ class HostScope:
             return self._member(node, before, depth)
         if t == "assignment_expression" and operator(node) in _COMPOUND:
             return self._compound(node, depth)
+        if t == "assignment_expression" and operator(node) == "=":
+            # `a = b = 3`: `a`'s value is the inner assignment's, its right side (rule D25)
+            return self.value(node.child_by_field_name("right"), before, depth + 1)
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
             words = node_text(inner).replace("*", " * ").split() if inner is not None else []
@@ -405,30 +486,55 @@ class HostScope:
         """`p.size`: see `member_value`."""
         obj = node.child_by_field_name("argument")
         member = node.child_by_field_name("field")
-        if obj is None or member is None or obj.type != "identifier" or operator(node) != ".":
+        if obj is None or member is None or obj.type != "identifier":
             return None
-        return self.member_value(node_text(obj), node_text(member), before, depth)
+        if operator(node) not in (".", "->"):
+            return None
+        pointer = operator(node) == "->"  # rule D26: what the pointed-to object was set to
+        return self.member_value(node_text(obj), node_text(member), before, depth, pointer)
 
-    def member_value(self, obj: str, field: str, before: int, depth: int) -> sympy.Expr | None:
+    def member_value(
+        self, obj: str, field: str, before: int, depth: int, pointer: bool = False
+    ) -> sympy.Expr | None:
         """`obj.field` at byte `before`: its last assignment member by member (rule D16,
-        valued as a name's, guards included); else, for a parameter, the caller's member
-        (D23); else (rule D23) the struct's: the element at the field's place in the list
+        valued as a name's, guards included) or by a call that is given `obj` (rule D26:
+        `init(&obj)` assigning `p->field`), whichever is later; else, for a parameter, the
+        caller's member (D23); else (rule D25) what the constructor that declared `obj` set
+        it to; else (rule D23) the struct's: the element at the field's place in the list
         that last initialised `obj` as a whole (`Params p = {128, 3};`, the first element
-        of the list a range-for walks), or the field's default member initializer."""
+        of the list a range-for walks), or the field's default member initializer. Through
+        a pointer (`obj->field`, `pointer`), only assignments and the caller's members."""
         key = f"{obj}.{field}"
-        earlier = [v for start, v in self.defs.get(key, []) if start < before]
+        earlier = [(start, v) for start, v in self.defs.get(key, []) if start < before]
+        last = earlier[-1][0] if earlier else -1
+        if depth < MAX_DEPTH:
+            for start, call, index in reversed(self._given(obj, before)):
+                if start <= last:
+                    break
+                sets, value = self._set_by_call(call, index, field, depth + 1, obj)
+                if sets:
+                    return value
         if earlier:
-            accumulated = _accumulated(earlier[-1], before, self.func)
-            return None if accumulated else self._latest(earlier, depth)
+            accumulated = _accumulated(earlier[-1][1], before, self.func)
+            if accumulated:
+                return None
+            return self._latest([v for _, v in earlier], depth, self.outer.get(key))
         if key in self.outer:
             return self.outer[key]
         if depth >= MAX_DEPTH:
             return None
+        returned = self._returned(obj, field, before, depth + 1)
+        if returned is not None or pointer:
+            return returned
         found = self._object(obj, before)
         if found is None:
             return None
-        struct, listed = found
+        struct, listed, arguments = found
         fields, grammar, _root = struct
+        if arguments is not None:
+            built = self._constructed(struct, obj, arguments, field, before, depth + 1)
+            if built is not None and built[0]:
+                return built[1]
         placed = [f for f in fields if not f.static]
         for position, candidate in enumerate(placed):
             if candidate.name == field and listed is not None:
@@ -440,17 +546,22 @@ class HostScope:
                 return _member_default(candidate, fields, grammar, self.library, depth + 1)
         return None
 
-    def _object(self, obj: str, before: int) -> tuple[Struct, tree_sitter.Node | None] | None:
-        """The struct of the local or parameter `obj` and the list that last initialised it
-        as a whole (None: declared without one); None when its type is no struct in view or
-        something else (a call, another object) last defined it."""
+    def _object(
+        self, obj: str, before: int
+    ) -> tuple[Struct, tree_sitter.Node | None, tuple[tree_sitter.Node, ...] | None] | None:
+        """The struct of the local or parameter `obj`, the list that last initialised it as
+        a whole (None: declared without one) and the arguments of the constructor call that
+        declared it (rule D25; None: not declared by one); None when its type is no struct
+        in view or something else (a call, another object) last defined it."""
         body = self.func.child_by_field_name("body")
         declared = local_types(body, self.grammar).get(obj, []) if body is not None else []
         declared = [d for d in declared if d.start < before]
         listed: tree_sitter.Node | None = None
+        arguments: tuple[tree_sitter.Node, ...] | None = None
         if declared:
             local = declared[-1]
             type_text = local.type
+            arguments = local.arguments
             if local.range is not None:  # rule D23: a range-for's variable: the first element
                 walked = local.range
                 if walked.type != "identifier":
@@ -476,10 +587,163 @@ class HostScope:
             return None
         last = [v for start, v in self.defs.get(obj, []) if start < before]
         if last:
-            if last[-1].type != "initializer_list":
+            called = last[-1]
+            name, args = call_parts(called) if called.type == "call_expression" else ("", [])
+            if name and name.split("::")[-1] == type_name(type_text):
+                return struct, None, tuple(args)  # `P p = P(1, 2);` (rule D25)
+            if called.type != "initializer_list":
                 return None
-            listed = last[-1]
-        return struct, listed
+            listed = called
+            arguments = None
+        return struct, listed, arguments
+
+    def _constructed(
+        self,
+        struct: Struct,
+        obj: str,
+        arguments: tuple[tree_sitter.Node, ...],
+        field: str,
+        before: int,
+        depth: int,
+    ) -> tuple[bool, sympy.Expr | None] | None:
+        """Rule D25: `field` as the constructor called with `arguments` left it: its body's
+        last assignment of `field` or `this->field` (valued as D8 values a name: guards,
+        options), else its member initializer (`: n_(n)`); the constructor's parameters are
+        the arguments' values here. (True, value) when the constructor sets the field
+        (value None: to something unknown), (False, None) when it does not, None without
+        one constructor of that many arguments."""
+        fields, grammar, root = struct
+        name = type_name(declared_before(self, obj, before)[-1])
+        found = list(constructors(root, grammar).get(name, []))
+        if self.library is not None:
+            for index in self.library.indices:
+                if index.tree.root_node.id != root.id:
+                    found += constructors(index.tree.root_node, index.grammar).get(name, [])
+        fitting = []
+        for candidate in found:
+            count = len(parameters(candidate))
+            if count - _defaulted_parameters(candidate) <= len(arguments) <= count:
+                fitting.append(candidate)
+        if len(fitting) != 1 or depth > MAX_DEPTH:
+            return None  # overloads by type are not told apart
+        ctor = fitting[0]
+        bound: dict[str, sympy.Expr] = {}
+        for param, argument in zip(parameters(ctor), arguments, strict=False):
+            value = (
+                self.name_value(node_text(argument), before, depth + 1)
+                if argument.type == "type_identifier"
+                else self.value(argument, before, depth + 1)
+            )
+            if param.name and value is not None:
+                bound[param.name] = value
+        scope = HostScope(ctor, grammar, bound, library=self.library)
+        body = ctor.child_by_field_name("body")
+        end = body.end_byte if body is not None else ctor.end_byte
+        earlier = sorted(
+            (start, v)
+            for key in (field, f"this.{field}")
+            for start, v in scope.defs.get(key, [])
+            if start < end
+        )
+        if earlier:
+            return True, scope._latest([v for _, v in earlier], depth)
+        for child in ctor.named_children:
+            if child.type != "field_initializer_list":
+                continue
+            for initializer in child.named_children:
+                member = initializer.named_children[0] if initializer.named_children else None
+                if member is None or node_text(member) != field:
+                    continue
+                given = initializer.named_children[-1]
+                values = [c for c in given.named_children if c.type != "comment"]
+                if len(values) != 1:
+                    return True, None
+                return True, scope.value(values[0], ctor.start_byte, depth + 1)
+        return False, None
+
+    def _given(self, obj: str, before: int) -> list[tuple[int, tree_sitter.Node, int]]:
+        """Rule D26: the calls before byte `before` given `obj` (`init(&obj)`, `setup(obj)`),
+        with the argument's position, in source order."""
+        body = self.func.child_by_field_name("body")
+        if body is None:
+            return []
+        return [
+            item for item in _given_objects(body, self.grammar).get(obj, []) if item[0] < before
+        ]
+
+    def _set_by_call(
+        self, call: tree_sitter.Node, index: int, field: str, depth: int, obj: str = ""
+    ) -> tuple[bool, sympy.Expr | None]:
+        """Rule D26: whether the call `call`, given an object at argument `index` through a
+        pointer or a reference parameter, sets its `field` (`p->n = 512;`, `c.n = 512;` or
+        a call inside it given `p` in turn), and to what: its last such assignment in the
+        function's body, valued there with the function's other parameters bound to this
+        call's arguments. A function not defined in the folder sets nothing we can see."""
+        name, args = call_parts(call)
+        callee = self._file_level(file_functions, name)
+        params = parameters(callee) if callee is not None else []
+        body = callee.child_by_field_name("body") if callee is not None else None
+        if callee is None or body is None or index >= len(params) or len(params) != len(args):
+            return False, None
+        param = params[index]
+        argument = args[index]
+        # `init(&cfg)`, `init(p)` with `p` a pointer itself, `init(cfg)` to a reference: a
+        # copy's members are the callee's own
+        shared = "*" in param.type or "&" in param.type
+        if argument.type == "pointer_expression" and "*" not in param.type:
+            return False, None
+        if not param.name or not shared:
+            return False, None
+        scope = HostScope(callee, self.grammar, {}, library=self.library)
+        key = f"{param.name}.{field}"
+        sets = bool(scope.defs.get(key)) or any(
+            scope._set_by_call(inner, at, field, depth + 1)[0]
+            for _, inner, at in scope._given(param.name, body.end_byte)
+            if depth < MAX_DEPTH
+        )
+        if not sets:
+            return False, None
+        for other, arg in zip(params, args, strict=True):  # its other parameters, here
+            if other is param or not other.name or other.is_pointer:
+                continue
+            value = self.value(arg, call.start_byte, depth + 1)
+            if value is not None:
+                scope.outer[other.name] = value
+        if obj and depth < MAX_DEPTH:  # what it was before the call (`if (c) p->n = 4;`)
+            prior = self.member_value(obj, field, call.start_byte, depth + 1)
+            if prior is not None:
+                scope.outer[key] = prior
+        return True, scope.member_value(param.name, field, body.end_byte, depth, pointer=True)
+
+    def _returned(self, obj: str, field: str, before: int, depth: int) -> sympy.Expr | None:
+        """Rule D27: `obj` last defined as a whole by a call of a function of the folder
+        that returns a local (`Input in = read_CLI(argc, argv);`, `Input* I =
+        set_default_input();`): `obj.field` is that local's `field` at its return, valued
+        there with the function's parameters bound to the call's arguments."""
+        whole = [v for start, v in self.defs.get(obj, []) if start < before]
+        call = whole[-1] if whole else None
+        while call is not None and call.type in ("cast_expression", "parenthesized_expression"):
+            call = call.child_by_field_name("value") or (
+                call.named_children[-1] if call.named_children else None
+            )
+        if call is None or call.type != "call_expression" or depth > MAX_DEPTH:
+            return None
+        name, args = call_parts(call)
+        callee = self._file_level(file_functions, name)
+        returns = _returns(callee) if callee is not None else []
+        names = {node_text(r) for r in returns}
+        params = [p for p in parameters(callee) if p.name] if callee is not None else []
+        if not returns or len(names) != 1 or returns[0].type != "identifier":
+            return None
+        if len(params) != len(args) or callee is self.func:
+            return None
+        bound: dict[str, sympy.Expr] = {}
+        for param, arg in zip(params, args, strict=True):
+            value = self.value(arg, call.start_byte, depth + 1)
+            if param.name and value is not None and not param.is_pointer:
+                bound[param.name] = value
+        scope = HostScope(callee, self.grammar, bound, library=self.library)
+        return scope.member_value(names.pop(), field, returns[0].start_byte, depth + 1)
 
     def _element(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """Rule D15: `dims[d]` of an array initialised with a list (`const int dims[] = {2, 5,
@@ -522,26 +786,30 @@ class HostScope:
         scope = HostScope(callee, self.grammar, bound, self.placeholders, self.library)
         return scope.value(returned, returned.end_byte, depth + 1)
 
-    def _latest(self, earlier: list[tree_sitter.Node], depth: int) -> sympy.Expr | None:
+    def _latest(
+        self, earlier: list[tree_sitter.Node], depth: int, prior: sympy.Expr | None = None
+    ) -> sympy.Expr | None:
         """The value of the last definition before the use; one made under `if (c)` with `c`
-        a comparison (`if (argc > 1) n = atoi(argv[1]);`) is piecewise with the one before."""
+        a comparison (`if (argc > 1) n = atoi(argv[1]);`) is piecewise with the one before,
+        or, for the first, with `prior` (a member's value as the caller passed it, D26)."""
         last = earlier[-1]
         scan = _scan_call(last)  # rule D22: `&n` of `sscanf(argv[2], "%d", &n)`
         flag = _option_flag(scan or last, self.func)
+        first = len(earlier) < 2 and prior is None
         if flag is not None:  # rule D19: `-flag N` on the command line, else the one before
             given = sympy.Symbol(OPTION_VALUE + flag, positive=True)
-            if len(earlier) < 2 or depth >= MAX_DEPTH:
+            if first or depth >= MAX_DEPTH:
                 return given
-            before = self._latest(earlier[:-1], depth + 1)
+            before = self._latest(earlier[:-1], depth + 1) if len(earlier) > 1 else prior
             if before is None or has_unknown(before):
                 return given
             present = sympy.Symbol(OPTION_GIVEN + flag)
             return sympy.Piecewise((given, sympy.Eq(present, 1)), (before, True))
         value = _scanned(scan) if scan else self.value(last, last.start_byte, depth + 1)
         guard = _guarding_condition(last, self.func)
-        if value is None or guard is None or len(earlier) < 2 or depth >= MAX_DEPTH:
+        if value is None or guard is None or first or depth >= MAX_DEPTH:
             return value
-        before = self._latest(earlier[:-1], depth + 1)
+        before = self._latest(earlier[:-1], depth + 1) if len(earlier) > 1 else prior
         if before is None or has_unknown(before):
             return value
         chosen = self._piecewise(guard, value, before, last.start_byte, depth)
@@ -595,7 +863,14 @@ def find_struct(
         fields = struct_fields(place, place_grammar).get(name)
         if fields is not None:
             return fields, place_grammar, place
+    axes = _VECTOR_TYPE.fullmatch(name)
+    if axes is not None:  # CUDA's `int3 v = {a, b, c};`: members x, y, z in that order
+        return [Field(axis, None, False) for axis in "xyzw"[: int(axes.group(1))]], grammar, root
     return None
+
+
+#: rule D23: CUDA's built-in vector types, structs of 1-4 members x, y, z, w
+_VECTOR_TYPE = re.compile(r"(?:u?char|u?short|u?int|u?long|u?longlong|float|double)([1-4])")
 
 
 def declared_before(scope: HostScope, name: str, before: int) -> list[str]:
@@ -747,7 +1022,13 @@ def _option_flag(value: tree_sitter.Node, func: tree_sitter.Node) -> str | None:
     """`n = atoi(argv[++i])` under `if (!strcmp(argv[i], "-n"))` (or any `if` whose condition
     names one "-flag" string: `ArgPos("-n", argc, argv) > 0`), and `n = atoi(optarg)` under
     getopt's `case 'n':`, read the option `-n`: its name, else None."""
-    if not _OPTION_READ.match(node_text(value)):
+    read = value
+    while read.type == "assignment_expression" and operator(read) == "=":  # `a = b = atoi(..)`
+        right = read.child_by_field_name("right")
+        if right is None:
+            break
+        read = right
+    if not _OPTION_READ.match(node_text(read)):
         return None
     node = value.parent
     for _ in range(MAX_OPTION_LEVELS):
@@ -756,7 +1037,9 @@ def _option_flag(value: tree_sitter.Node, func: tree_sitter.Node) -> str | None:
         if node.type == "if_statement":
             condition = node.child_by_field_name("condition")
             flags = _FLAG.findall(node_text(condition)) if condition is not None else []
-            return flags[0] if len(flags) == 1 else None
+            if flags:
+                return flags[0] if len(flags) == 1 else None
+            # `if (++i < argc) n = atoi(argv[i]);` inside the flag's `if`: look further out
         if node.type == "case_statement":
             label = _CASE.match(node_text(node))
             return f"-{label.group(1)}" if label else None
@@ -765,7 +1048,7 @@ def _option_flag(value: tree_sitter.Node, func: tree_sitter.Node) -> str | None:
 
 
 #: statements between an option's assignment and the `if` or `case` that names its flag
-MAX_OPTION_LEVELS = 4
+MAX_OPTION_LEVELS = 6
 
 
 def _comparison(condition: tree_sitter.Node | None) -> tree_sitter.Node | None:
@@ -1044,8 +1327,9 @@ def _first_caller_bindings(
             value = scope.value(arg, call.start_byte)
             if pname and value is not None:
                 out[pname] = value
-            if pname and arg.type == "identifier":
-                out.update(_passed_members(func, pname, node_text(arg), scope, call.start_byte))
+            given = _given_name(arg)
+            if pname and given is not None:
+                out.update(_passed_members(func, pname, given, scope, call.start_byte))
         for tname, value in _template_values(call, templates, scope).items():
             out.setdefault(tname, value)
         return out
@@ -1057,10 +1341,16 @@ def _passed_members(
 ) -> dict[str, sympy.Expr]:
     """Rule D23: a struct passed by value or reference (`run(cfg)`) passes its fields as
     the caller's scope values them at the call: `param.field` for each field of the
-    parameter's struct (its data members, else the members the caller assigns)."""
+    parameter's struct (its data members, else the members the caller assigns); rule D26:
+    so does a pointer to it (`run(&cfg)`, read as `p->n`), or a pointer handed on."""
     declared = [p.type for p in parameters(func) if p.name == param]
-    if not declared or "*" in declared[0]:
-        return {}  # a pointer's fields are read with `->`: not followed
+    addressed = arg.startswith("&")  # rule D26: `run(&cfg)` read as `p->n` in `run`
+    arg = arg.lstrip("&")
+    if not declared:
+        return {}
+    # rule D26: a pointer handed on (`run(c)` with `c` a pointer itself) passes the members
+    # its own caller set; a pointer to a local only through `&`
+    forwarded = not addressed and "*" in declared[0]
     struct = find_struct(type_name(declared[0]), func, scope.grammar, scope.library)
     if struct is not None:
         names = [f.name for f in struct[0] if not f.static]
@@ -1069,7 +1359,7 @@ def _passed_members(
         names = [key[len(prefix) :] for key in scope.defs if key.startswith(prefix)]
     out: dict[str, sympy.Expr] = {}
     for name in names[:MAX_PASSED_MEMBERS]:
-        value = scope.member_value(arg, name, at, 1)
+        value = scope.member_value(arg, name, at, 1, pointer=forwarded)
         if value is not None:
             out[f"{param}.{name}"] = value
     return out
@@ -1077,6 +1367,16 @@ def _passed_members(
 
 #: fields of one struct argument followed into the callee, at most
 MAX_PASSED_MEMBERS = 64
+
+
+def _given_name(arg: tree_sitter.Node) -> str | None:
+    """`cfg` -> "cfg", `&cfg` -> "&cfg" (a struct handed to a function), else None."""
+    if arg.type == "identifier":
+        return node_text(arg)
+    inner = arg.child_by_field_name("argument") if arg.type == "pointer_expression" else None
+    if inner is not None and inner.type == "identifier" and operator(arg) == "&":
+        return "&" + node_text(inner)
+    return None
 
 
 def _defaulted_parameters(func: tree_sitter.Node) -> int:

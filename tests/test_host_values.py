@@ -524,3 +524,205 @@ def test_names_a_for_loop_steps_are_followed_to_the_loops_end(tmp_path):
     found = kernels(tmp_path)
     assert found["k"].resolved.flops["sp"] == 2560 and not found["k"].resolved.defaults
     assert found["inside"].resolved.flops["sp"] == 40
+
+
+@pytest.mark.rule("D25")
+def test_members_a_constructor_sets_from_its_body_and_initializer_list(tmp_path):
+    """`const Params p(argc, argv);` runs Params' constructor: `block` is the getopt option
+    `-b` over its body's 256, `rows = cols = 30` sets both, `twice(argc * 2)` comes from the
+    member initializer list with argc bound (`-b 64`: 3, none: 1), `halo` is set by nobody in
+    the constructor and keeps its default member initializer 5. `Grid g(7);`, with two
+    one-argument constructors, is not followed: its `n` stays a default."""
+    write(
+        tmp_path,
+        {
+            "params.h": """\
+            #include <unistd.h>
+            #include <cstdlib>
+            struct Params {
+              int block;
+              int rows, cols;
+              int twice;
+              int halo = 5;
+              Params(int argc, char** argv) : twice(argc * 2) {
+                block = 256;
+                rows = cols = 30;
+                int opt;
+                while ((opt = getopt(argc, argv, "b:")) >= 0) {
+                  switch (opt) {
+                    case 'b': block = atoi(optarg); break;
+                  }
+                }
+              }
+            };
+            struct Grid {
+              int n;
+              Grid(int size) : n(size) {}
+              Grid(float scale) : n(100) {}
+            };
+            """,
+            "main.cu": """\
+            #include "params.h"
+            __global__ void k(float* a, int n, int m, int h, int w, int b) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              for (int j = 0; j < m; j++) s *= a[j];
+              for (int j = 0; j < h; j++) s -= a[j];
+              for (int j = 0; j < w; j++) s += a[j];
+              for (int j = 0; j < b; j++) s *= a[j];
+              a[threadIdx.x] = s;
+            }
+            __global__ void g(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            int main(int argc, char** argv) {
+              const Params p(argc, argv);
+              Grid grid(7);
+              float* a = 0;
+              k<<<1, 1>>>(a, p.block, p.rows, p.cols, p.twice, p.halo);
+              g<<<1, 1>>>(a, grid.n);
+            }
+            """,
+        },
+    )
+
+    def run(exe_args: str) -> dict[str, KernelResult]:
+        context = LaunchContext(exe_args=exe_args)
+        report = analyze_paths([tmp_path], load_gpu("a100"), {}, RooflinePredictor(), context)
+        return {k.ir.name: k for k in report.kernels}
+
+    given = run("-b 64")["k"]
+    assert (given.resolved.flops["sp"], given.resolved.defaults) == (64 + 30 + 30 + 6 + 5, {})
+    built_in = run("")
+    assert built_in["k"].resolved.flops["sp"] == 256 + 30 + 30 + 2 + 5
+    assert not built_in["k"].resolved.defaults
+    assert "n" in built_in["g"].resolved.defaults
+
+
+@pytest.mark.rule("D26")
+def test_members_set_through_a_pointer_or_reference_by_a_called_function(tmp_path):
+    """`init(&cfg, 2)` sets `c->n = 512 * scale` (1024) over main's earlier `cfg.n = 3`,
+    `resize(cfg)` (a reference) sets `m` to 64, and `run(&cfg)` reads `p->n` and `p->m`
+    through a pointer to main's `cfg`. A later call that sets `n` from something host code
+    does not show (`reload(&cfg)`) leaves it unknown: the earlier 1024 is not kept."""
+    main = """\
+        struct Cfg { int n; int m; };
+        __global__ void k(float* a, int n, int m) {
+          float s = 0.0f;
+          for (int j = 0; j < n; j++) s += a[j];
+          for (int j = 0; j < m; j++) s *= a[j];
+          a[threadIdx.x] = s;
+        }
+        void init(Cfg* c, int scale) { c->n = 512 * scale; }
+        void resize(Cfg& c) { c.m = 64; }
+        void reload(Cfg* c) { c->n = read_size(); }
+        void run(float* a, const Cfg* p) { k<<<1, 1>>>(a, p->n, p->m); }
+        int main() {
+          Cfg cfg;
+          cfg.n = 3;
+          init(&cfg, 2);
+          resize(cfg);
+          float* a = 0;
+          run(a, &cfg);
+        }
+        """
+    write(tmp_path, {"main.cu": main})
+    k = kernels(tmp_path)["k"]
+    assert (k.resolved.flops["sp"], k.resolved.defaults) == (1024 + 64, {})
+    write(tmp_path, {"main.cu": main.replace("resize(cfg);", "resize(cfg);\n  reload(&cfg);")})
+    assert "n" in kernels(tmp_path)["k"].resolved.defaults
+
+
+@pytest.mark.rule("D23")
+def test_a_cuda_vector_types_list_gives_its_members_in_order(tmp_path):
+    """`int3 vol = {v, v, 5};` with v the first argument (12): `(vol.x + 1) * vol.z` is 65;
+    `vol.w`, which an int3 lacks, stays unknown."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL
+            + """\
+            #include <cstdlib>
+            __global__ void g(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            int main(int argc, char** argv) {
+              int v = atoi(argv[1]);
+              int3 vol = {v, v, 5};
+              float* a = 0;
+              k<<<1, 1>>>(a, (vol.x + 1) * vol.z);
+              g<<<1, 1>>>(a, vol.w);
+            }
+            """,
+        },
+    )
+    context = LaunchContext(exe_args="12")
+    report = analyze_paths([tmp_path], load_gpu("a100"), {}, RooflinePredictor(), context)
+    found = {k.ir.name: k for k in report.kernels}
+    assert (found["k"].resolved.flops["sp"], found["k"].resolved.defaults) == (65, {})
+    assert "n" in found["g"].resolved.defaults
+
+
+@pytest.mark.rule("D27", "D26", "D19")
+def test_members_of_a_struct_a_folder_function_returns_then_options_change(tmp_path):
+    """`set_defaults()` returns a malloc'ed `Input*` with `groups` 128 and `segments` 7;
+    `read_options(argc, argv, I)` then sets `groups` from `-g N` under a bounds check: with
+    `-g 32` groups is 32, without it 128. `make(21)` returns a struct by value whose `seg`
+    is 42. One add or multiply per trip."""
+    write(
+        tmp_path,
+        {
+            "io.h": """\
+            #include <cstdlib>
+            #include <cstring>
+            typedef struct { int groups; int segments; } Input;
+            Input* set_defaults(void) {
+              Input* I = (Input*) malloc(sizeof(Input));
+              I->groups = 128;
+              I->segments = 7;
+              return I;
+            }
+            void read_options(int argc, char* argv[], Input* input) {
+              for (int i = 1; i < argc; i++) {
+                char* arg = argv[i];
+                if (strcmp(arg, "-g") == 0) {
+                  if (++i < argc) input->groups = atoi(argv[i]);
+                }
+              }
+            }
+            Input make(int n) { Input in; in.segments = n * 2; return in; }
+            """,
+            "main.cu": """\
+            #include "io.h"
+            __global__ void k(float* a, int n, int m, int w) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              for (int j = 0; j < m; j++) s *= a[j];
+              for (int j = 0; j < w; j++) s -= a[j];
+              a[threadIdx.x] = s;
+            }
+            int main(int argc, char** argv) {
+              Input* I = set_defaults();
+              read_options(argc, argv, I);
+              Input J = make(21);
+              float* a = 0;
+              k<<<1, 1>>>(a, I->groups, I->segments, J.segments);
+            }
+            """,
+        },
+    )
+
+    def run(exe_args: str) -> KernelResult:
+        context = LaunchContext(exe_args=exe_args)
+        report = analyze_paths([tmp_path], load_gpu("a100"), {}, RooflinePredictor(), context)
+        (k,) = report.kernels
+        return k
+
+    given = run("-g 32")
+    assert (given.resolved.flops["sp"], given.resolved.defaults) == (32 + 7 + 42, {})
+    built_in = run("")
+    assert (built_in.resolved.flops["sp"], built_in.resolved.defaults) == (128 + 7 + 42, {})
