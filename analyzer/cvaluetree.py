@@ -5,6 +5,9 @@ sizeof) are each side's own: they depend on its scopes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import lru_cache
+
 import sympy
 import tree_sitter
 from roofcast.analyzer.parsing import node_text, operator
@@ -51,6 +54,28 @@ def value_operands(node: tree_sitter.Node) -> tuple[tuple | None, list[tree_sitt
     return None, []
 
 
+@lru_cache(maxsize=4096, typed=True)
+def extremum(kind: str, *operands: sympy.Expr) -> sympy.Expr:
+    """`sympy.Min` (kind "min") or `sympy.Max` of the operands. Kept: neither is in sympy's
+    own cache, and their evaluation asks costly assumptions again for each copy of a
+    kernel or host value. Keyed by sympy's structural equality, as sympy's cache is."""
+    return sympy.Min(*operands) if kind == "min" else sympy.Max(*operands)
+
+
+@lru_cache(maxsize=4096, typed=True)
+def piecewise(
+    yes: sympy.Expr,
+    relation: Callable[[sympy.Expr, sympy.Expr], sympy.Basic],
+    left: sympy.Expr,
+    right: sympy.Expr,
+    no: sympy.Expr,
+) -> sympy.Expr:
+    """`yes` where `relation(left, right)` holds, else `no`: sympy's Piecewise, kept as
+    `extremum` is (not in sympy's cache, costly to evaluate, built again for each launch of
+    a host function). Raises what Piecewise raises (not kept)."""
+    return sympy.Piecewise((yes, relation(left, right)), (no, True))
+
+
 def apply_value(how: tuple, operands: list[sympy.Expr]) -> sympy.Expr | None:
     kind = how[0]
     try:
@@ -63,7 +88,7 @@ def apply_value(how: tuple, operands: list[sympy.Expr]) -> sympy.Expr | None:
                 return sympy.Integer(~int(operands[0])) if operands[0].is_Integer else None
             return -operands[0] if how[1] == "-" else operands[0]
         if kind in ("min", "max"):
-            return sympy.Min(*operands) if kind == "min" else sympy.Max(*operands)
+            return extremum(kind, *operands)
         a, b = operands
         op = how[1]
         if op == "/":

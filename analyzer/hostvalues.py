@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, cast
 
 import sympy
 import tree_sitter
-from roofcast.analyzer.cvaluetree import apply_value, call_parts, single_return, value_operands
+from roofcast.analyzer.cvaluetree import (
+    apply_value,
+    call_parts,
+    piecewise,
+    single_return,
+    value_operands,
+)
 from roofcast.analyzer.hostmembers import (
     Field,
     constructors,
@@ -804,7 +810,7 @@ class HostScope:
             if before is None or has_unknown(before):
                 return given
             present = sympy.Symbol(OPTION_GIVEN + flag)
-            return sympy.Piecewise((given, sympy.Eq(present, 1)), (before, True))
+            return piecewise(given, sympy.Eq, present, sympy.Integer(1), before)
         value = _scanned(scan) if scan else self.value(last, last.start_byte, depth + 1)
         guard = _guarding_condition(last, self.func)
         if value is None or guard is None or first or depth >= MAX_DEPTH:
@@ -837,7 +843,7 @@ class HostScope:
         if relation is None or left is None or right is None:
             return None
         try:
-            return sympy.Piecewise((yes, relation(left, right)), (no, True))
+            return piecewise(yes, relation, left, right, no)
         except (TypeError, ValueError):
             return None
 

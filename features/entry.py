@@ -20,7 +20,7 @@ from roofcast.features.clangtypes import attach as attach_clang_types
 from roofcast.features.lowering import KernelLowering, Var, unwrap_declarator
 from roofcast.features.ompwork import region_dims, region_shape, region_sizes, region_work
 from roofcast.features.opcount import OpCounter, special_kind
-from roofcast.features.symbolic import builtin, symbol
+from roofcast.features.symbolic import builtin, free_symbols, symbol
 from roofcast.features.traffic import Dim
 from roofcast.features.vector import TALLY_FIELDS, FeatureVector
 
@@ -323,6 +323,6 @@ def _finish(counter: KernelLowering, by_line: bool) -> FeatureVector:
         counts.append(fv.work_items)
     for expr in counts:
         if not expr.is_Number:  # most are: no names to collect
-            symbols |= {s.name for s in expr.free_symbols}
+            symbols |= {s.name for s in free_symbols(expr)}
     fv.symbols = symbols
     return fv

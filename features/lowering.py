@@ -22,7 +22,7 @@ import sympy
 import tree_sitter
 from roofcast.analyzer.cexpr import CExprError
 from roofcast.analyzer.cvalue import parse_value
-from roofcast.analyzer.cvaluetree import MAX_VALUE_CALLS
+from roofcast.analyzer.cvaluetree import MAX_VALUE_CALLS, extremum
 from roofcast.analyzer.cvaluetree import apply_value as _apply_value
 from roofcast.analyzer.cvaluetree import call_parts as _call_parts
 from roofcast.analyzer.cvaluetree import single_return as _single_return
@@ -461,7 +461,7 @@ class KernelLowering:
         a, b = self.value(left), self.value(right)
         if a is None or b is None:
             return None
-        return sympy.Min(a, b) if how == "min" else sympy.Max(a, b)
+        return extremum(how, a, b)
 
     def _value_tree(self, root: tree_sitter.Node) -> sympy.Expr | None:
         """`value` of an expression with operators, by an explicit stack: ("eval", node,
@@ -475,7 +475,9 @@ class KernelLowering:
                 _, how, count = task
                 operands = done[len(done) - count :]
                 del done[len(done) - count :]
-                done.append(None if None in operands else _value_or_remainder(how, operands))
+                # `is`, not `in`: `in` compares each sympy operand with None through sympify
+                unknown = any(operand is None for operand in operands)
+                done.append(None if unknown else _value_or_remainder(how, operands))
                 continue
             _, node, depth = task
             while node is not None and node.type in ("parenthesized_expression", "cast_expression"):

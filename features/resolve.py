@@ -15,7 +15,7 @@ from roofcast.analyzer.cvalue import MAX_COUNT, is_type_name, parse_value
 from roofcast.analyzer.hostvalues import OPTION_GIVEN, UNKNOWN_PREFIX, exe_arg_values
 from roofcast.features.mathfuncs import special_costs
 from roofcast.features.numeric import NotNumeric, evaluate
-from roofcast.features.symbolic import symbol
+from roofcast.features.symbolic import free_symbols, symbol
 from roofcast.features.traffic import LaunchTraffic, launch_traffic, machine_of
 from roofcast.features.vector import STRUCTURE_FIELDS, FeatureVector
 from roofcast.gpu_specs.opclasses import CLASSES, PRECISIONS
@@ -74,7 +74,7 @@ def substitute(expr: sympy.Expr, values: Mapping[str, float | str]) -> sympy.Exp
         return as_expr(expr)
     if expr.is_Number:
         return expr
-    subs = {s: values[s.name] for s in expr.free_symbols if s.name in values}
+    subs = {s: values[s.name] for s in free_symbols(expr) if s.name in values}
     # xreplace: a structural swap, many times faster than subs and enough for numbers
     return expr.xreplace({s: as_expr(v) for s, v in subs.items()}) if subs else expr
 
@@ -288,12 +288,12 @@ def resolve_counts(
             expr = exprs[key] = as_expr(expr)
         if expr.is_Number:
             continue  # most counts: no free names to look at
-        if any(s.name not in values for s in expr.free_symbols):
+        if any(s.name not in values for s in free_symbols(expr)):
             partial[key] = substitute(expr, values)
-            unbound |= {s.name for s in partial[key].free_symbols}
+            unbound |= {s.name for s in free_symbols(partial[key])}
     defaults = {name: default_for(name) for name in unbound}
     everything = {**values, **defaults}
-    symbolic = {k: e for k, e in partial.items() if e.free_symbols and k in _SHOWN_SYMBOLIC}
+    symbolic = {k: e for k, e in partial.items() if free_symbols(e) and k in _SHOWN_SYMBOLIC}
     numbers = {k: _evaluated(e, everything, k, clamped) for k, e in exprs.items()}
     special = {k.split(":", 1)[1]: v for k, v in numbers.items() if k.startswith("special:")}
     notes = launch_notes + _openmp_runtime(fv, context, numbers)
@@ -550,9 +550,9 @@ def _launch_traffic(
     for access in fv.accesses:
         for expr in (access.index, access.repeats, access.width):
             if isinstance(expr, sympy.Basic) and not expr.is_Number:
-                names |= {s.name for s in expr.free_symbols if s not in dims}
+                names |= {s.name for s in free_symbols(expr) if s not in dims}
     for dim in fv.dims:
-        names |= {s.name for s in dim.extent.free_symbols}
+        names |= {s.name for s in free_symbols(dim.extent)}
     bound = dict(values)
     for name in names - bound.keys():
         bound[name] = default_for(name)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, cast
 
 import sympy
@@ -29,8 +29,18 @@ def builtin(base: str, member: str) -> sympy.Symbol:
     return position_symbol(name) if base in ("threadIdx", "blockIdx") else symbol(name)
 
 
+@lru_cache(maxsize=8192, typed=True)
+def free_symbols(expr: sympy.Basic) -> frozenset[sympy.Symbol]:
+    """`expr.free_symbols`, kept: sympy walks the whole expression again at each ask, and
+    resolution and the traffic model ask it of the same counts, indices and trip counts
+    (an access's repeats are its nest's) again and again."""
+    return frozenset(expr.free_symbols)
+
+
+@lru_cache(maxsize=4096, typed=True)
 def zero_thread_position(expr: sympy.Expr) -> sympy.Expr:
-    """threadIdx/blockIdx -> 0: a loop's per-thread trip count averaged over threads."""
+    """threadIdx/blockIdx -> 0: a loop's per-thread trip count averaged over threads. Kept:
+    a kernel asks it of the same trip counts again and again, and `subs` is costly."""
     subs = {s: 0 for s in expr.free_symbols if s.name.startswith(THREAD_POSITION_PREFIXES)}
     return expr.subs(subs) if subs else expr
 

@@ -16,6 +16,7 @@ from typing import cast
 
 import sympy
 from roofcast.features.numeric import NotNumeric, evaluate
+from roofcast.features.symbolic import free_symbols
 
 SECTOR = 32  # bytes: the unit DRAM and L2 move (rule T1)
 WARP = 32
@@ -167,11 +168,11 @@ def _affine(
             s: sympy.Integer(int(values[s.name]))
             if float(values[s.name]).is_integer()
             else sympy.Float(values[s.name])
-            for s in index.free_symbols
+            for s in free_symbols(index)
             if s not in extents and s.name in values
         }
     )
-    if any(s not in extents for s in bound.free_symbols):
+    if any(s not in extents for s in free_symbols(bound)):
         return None
     terms = bound.as_coefficients_dict()
     if any(
@@ -514,7 +515,7 @@ def _uses_guesses(
     index: sympy.Expr, guessed_dims: frozenset[sympy.Symbol], guessed: frozenset[str]
 ) -> bool:
     """Whether an index, or the range of a dim it moves over, rests on a default value."""
-    return any(s in guessed_dims or s.name in guessed for s in index.free_symbols)
+    return any(s in guessed_dims or s.name in guessed for s in free_symbols(index))
 
 
 def _union_bytes(ranges: list[tuple[float, float, int]]) -> float:
