@@ -298,7 +298,7 @@ def resolve_counts(
     special = {k.split(":", 1)[1]: v for k, v in numbers.items() if k.startswith("special:")}
     notes = launch_notes + _openmp_runtime(fv, context, numbers)
     dram = (
-        _launch_traffic(fv, everything, numbers["threads"], gpu, set(defaults))
+        _launch_traffic(fv, everything, numbers["threads"], gpu, set(defaults), known)
         if gpu is not None
         else None
     )
@@ -542,9 +542,12 @@ def _launch_traffic(
     threads: float,
     gpu,
     guessed: set[str] | frozenset[str] = frozenset(),
+    host: Mapping[str, float] | None = None,
 ) -> LaunchTraffic | None:
     """The traffic model on the kernel's accesses, every name bound as the counts are
-    (names only an index uses get their documented defaults too)."""
+    (names only an index uses get their documented defaults too). Allocations (T15) are
+    bound by host values only (`host`, then `values` less the defaults): a guessed size
+    bounds nothing."""
     dims = {d.symbol for d in fv.dims}
     names: set[str] = set()
     for access in fv.accesses:
@@ -566,7 +569,26 @@ def _launch_traffic(
         machine_of(gpu),
         block_threads=float(math.prod(block)) if fv.work_items is None else None,
         guessed=guessed,
+        allocations=_allocations(fv, {**(host or {}), **values}, guessed),
     )
+
+
+def _allocations(
+    fv: FeatureVector, values: Mapping[str, float], guessed: frozenset[str]
+) -> dict[str, tuple[float, bool]]:
+    """Rule D27's allocations as numbers (bytes, or elements), where host values bind them
+    without any documented default."""
+    out: dict[str, tuple[float, bool]] = {}
+    for array, (size, elements) in fv.allocations.items():
+        if any(s.name in guessed for s in size.free_symbols):
+            continue
+        try:
+            number = float(evaluate(size, values))
+        except (NotNumeric, OverflowError, ZeroDivisionError, ValueError, TypeError):
+            continue
+        if math.isfinite(number) and number > 0:
+            out[array] = (number, elements)
+    return out
 
 
 _SHOWN_SYMBOLIC = ("flops_sp", "flops_dp", "flops_hp", "flops_int", "load_bytes", "store_bytes")

@@ -115,6 +115,9 @@ class FeatureVector:
     host_bindings: dict[str, sympy.Expr] = field(default_factory=dict)
     #: device data footprint (bytes) from host code, over constants and argv_k
     footprint: sympy.Expr | None = None
+    #: array -> (its allocation over constants and argv_k, whether in elements rather than
+    #: bytes), from host code (rule D27): the traffic model's cap (T15)
+    allocations: dict[str, tuple[sympy.Expr, bool]] = field(default_factory=dict)
     #: OpenMP: iterations of the collapsed work-shared loop nest (the thread grid); None for CUDA.
     work_items: sympy.Expr | None = None
     unparsed_regions: int = 0
