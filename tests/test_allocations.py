@@ -1,0 +1,184 @@
+"""Allocations from host code (docs/counting.md D27) and the footprint cap they give the
+launch traffic model (T15), on kernels and host code written here."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+import sympy
+from roofcast.features.traffic import Access, Dim, Machine, launch_traffic
+from roofcast.gpu_specs import load_gpu
+
+from roofcast.pipeline import analyze_paths
+from roofcast.predictors.roofline import RooflinePredictor
+from roofcast.results import KernelResult, LaunchContext
+
+BIG = Machine(l2_bytes=64 * 2**20, sms=100, threads_per_sm=2048, blocks_per_sm=32)
+
+
+def analyze(tmp_path: Path, files: dict[str, str], exe_args: str = "") -> list[KernelResult]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    report = analyze_paths(
+        [tmp_path], load_gpu("a100"), {}, RooflinePredictor(), LaunchContext(exe_args=exe_args)
+    )
+    assert not [p for p in report.problems if p.fatal], report.problems
+    return report.kernels
+
+
+def sizes(kernel: KernelResult) -> dict[str, tuple[str, bool]]:
+    """Each array's allocation as text, and whether it counts elements."""
+    return {k: (str(a.size), a.elements) for k, a in kernel.ir.allocations.items()}
+
+
+def footprints(kernel: KernelResult) -> dict[str, dict]:
+    return {a["array"]: a["footprint_bytes"] for a in kernel.to_json()["dram_bytes"]["arrays"]}
+
+
+COPY_KERNEL = """\
+__global__ void copy(const float* a, float* b, const int* c, double* d, float** rows, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) b[i] = a[i] + c[i] + d[i] + rows[0][i];
+}
+"""
+
+
+@pytest.mark.rule("D27")
+def test_each_launched_pointer_is_sized_by_the_one_allocation_that_reaches_it(tmp_path):
+    """cudaMalloc through a cast and an `&`, malloc through a cast, `new T[n]` in elements,
+    a NULL initialiser that is no definition; a pointer allocated twice, and a pointer to
+    pointers, stay unknown."""
+    k = analyze(
+        tmp_path,
+        {
+            "k.cu": COPY_KERNEL
+            + """\
+            int main(int argc, char** argv) {
+              int n = atoi(argv[1]);
+              size_t bytes = n * sizeof(float);
+              float *d_a = NULL, *d_b;
+              cudaMalloc((void**)&d_a, bytes);
+              cudaMalloc(&d_b, 2 * bytes);
+              cudaMalloc(&d_b, bytes);
+              int* d_c = new int[n + 1];
+              double* d_d = (double*)malloc(n * sizeof(double));
+              float** d_rows;
+              cudaMalloc(&d_rows, 8 * sizeof(float*));
+              copy<<<(n + 255) / 256, 256>>>(d_a, d_b, d_c, d_d + 1, d_rows, n);
+            }
+            """
+        },
+    )[0]
+    assert sizes(k) == {
+        "a": ("4*argv_1", False),
+        "c": ("argv_1 + 1", True),
+        "d": ("8*argv_1", False),
+    }
+
+
+@pytest.mark.rule("D27")
+def test_a_launching_functions_pointer_parameter_is_sized_in_its_caller(tmp_path):
+    k = analyze(
+        tmp_path,
+        {
+            "k.cu": COPY_KERNEL
+            + """\
+            void run(float* a, float* b, int n) {
+              copy<<<n / 256, 256>>>(a, b, 0, 0, 0, n);
+            }
+            int main() {
+              int n = 4096;
+              float *x, *y;
+              cudaMallocManaged(&x, n * sizeof(float));
+              y = x;
+              run(x, y, n);
+            }
+            """
+        },
+    )[0]
+    assert sizes(k) == {"a": ("16384", False)}  # y is x under another name: not followed
+
+
+@pytest.mark.rule("D27")
+def test_an_openmp_regions_arrays_are_sized_by_map_sections_or_allocations(tmp_path):
+    """The region's own section wins over an enclosing data region's; a section of two
+    dimensions is not followed; an unmapped array takes its allocation."""
+    k = analyze(
+        tmp_path,
+        {
+            "r.cpp": """\
+            #include <cstdlib>
+            void run(int n) {
+              float* a = (float*)malloc(n * sizeof(float));
+              float* b = new float[2 * n];
+              float g[64][32];
+              float* h = (float*)calloc(n, 8);
+              #pragma omp target data map(to: a[0:n], b[0:n])
+              {
+                #pragma omp target teams distribute parallel for map(to: b[0:n / 2], g[0:64][0:32])
+                for (int i = 0; i < n / 2; i++) b[i] = a[i] + g[i % 64][i % 32] + h[i];
+              }
+            }
+            int main() { run(1024); }
+            """
+        },
+    )[0]
+    assert sizes(k) == {"a": ("1024", True), "b": ("512", True), "h": ("8192", False)}
+
+
+SPMV = """\
+__global__ void spmv(const int* ptr, const int* col, const float* val, const float* x,
+                     float* y, int rows) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  float s = 0.0f;
+  for (int j = ptr[r]; j < ptr[r + 1]; ++j) s += val[j] * x[col[j]];
+  y[r] = s;
+}
+int main(int argc, char** argv) {
+  int rows = atoi(argv[1]);
+  int nnz = 2 * rows;
+  int *d_ptr, *d_col;
+  float *d_val, *d_x, *d_y;
+  cudaMalloc(&d_ptr, (rows + 1) * sizeof(int));
+  cudaMalloc(&d_col, nnz * sizeof(int));
+  cudaMalloc(&d_val, nnz * sizeof(float));
+  cudaMalloc(&d_x, rows * sizeof(float));
+  cudaMalloc(&d_y, rows * sizeof(float));
+  spmv<<<(rows + 255) / 256, 256>>>(d_ptr, d_col, d_val, d_x, d_y, rows);
+}
+"""
+
+
+@pytest.mark.rule("T15")
+def test_an_unplaced_arrays_footprint_is_at_most_its_allocation(tmp_path):
+    """The nonzeros' loop has a guessed trip: without the allocation every row would read
+    DRAM for each guessed trip; with it, `val` and `col` read at most their nnz elements."""
+    rows = 1 << 16
+    capped = analyze(tmp_path, {"k.cu": SPMV}, exe_args=str(rows))[0]
+    assert footprints(capped)["val"]["load"] == 4 * 2 * rows
+    assert footprints(capped)["col"]["load"] == 4 * 2 * rows
+    assert footprints(capped)["y"]["store"] == 4 * rows
+    (tmp_path / "k.cu").write_text(
+        SPMV.replace("cudaMalloc(&d_val", "d_val = d_x;\n  cudaMalloc(&d_val")
+    )
+    uncapped = analyze(tmp_path, {}, exe_args=str(rows))[0]
+    assert "val" not in uncapped.ir.allocations
+    assert footprints(uncapped)["val"]["load"] > 4 * 2 * rows
+
+
+@pytest.mark.rule("T15")
+def test_a_cap_in_elements_counts_the_widest_element_and_rounds_to_sectors():
+    i = sympy.Symbol("i")
+    dims = [Dim(i, sympy.Integer(1 << 20), "lane")]
+    moved = Access("a", None, 16, 16, False, sympy.Integer(8), 1, indirect=False)
+    narrow = Access("a", i, 4, 4, False, sympy.Integer(1), 2)
+    free = launch_traffic([moved, narrow], dims, {}, 1 << 20, BIG)
+    cap = launch_traffic([moved, narrow], dims, {}, 1 << 20, BIG, allocations={"a": (1001, True)})
+    assert free is not None and cap is not None
+    assert free.arrays[0].load_footprint > 16 * 1001
+    assert cap.arrays[0].load_footprint == 32 * 501  # 16016 bytes: 500.5 sectors
+    in_bytes = launch_traffic([narrow], dims, {}, 1 << 20, BIG, allocations={"a": (4000, False)})
+    assert in_bytes is not None and in_bytes.arrays[0].load_footprint == 4000
