@@ -388,6 +388,8 @@ def launch_traffic(
         for k in unplaced_at[site]:
             sites[k] = replace(sites[k], footprint=sites[k].footprint * keep)
     caps = _allocation_caps(accesses, allocations or {})
+    if _contradicted(caps, spans):
+        caps = {}
     for (array, store), total in sums.items():
         union = _union_bytes(spans.get((array, store), []))
         footprint = min(total, union) if arrays[array].exact and union else total
@@ -447,13 +449,34 @@ def _allocation_caps(
     units: dict[str, int] = {}
     for access in accesses:
         if access.array in allocations:
-            units[access.array] = max(units.get(access.array, 1), access.unit)
+            # an element size is known where the access was placed in the array (its
+            # index, or its line: a copy or a member through `this` is counted unplaced),
+            # and of more than a byte unless a byte is what it reads (an unknown type's
+            # element counts 1)
+            placed = access.index is not None or access.line > 0
+            known = placed and (access.unit > 1 or access.width == 1)
+            units[access.array] = max(units.get(access.array, 0), access.unit if known else 0)
     caps: dict[str, float] = {}
     for array, unit in units.items():
         size, elements = allocations[array]
+        if elements and unit <= 0:
+            continue  # a size in elements of no known element
         reach = size * unit if elements else size
         caps[array] = float(SECTOR * math.ceil(reach / SECTOR))
     return caps
+
+
+def _contradicted(
+    caps: Mapping[str, float], spans: Mapping[tuple[str, bool], list[tuple[float, float, int]]]
+) -> bool:
+    """Rule T15: whether an array's placed accesses, over bound sizes, span more than twice
+    its allocation: then host code and the launch disagree on the problem's size (a header's
+    macro read in another arm, another launch's buffers) and no allocation is trusted."""
+    for (array, _store), ranges in spans.items():
+        cap = caps.get(array)
+        if cap is not None and _union_bytes(ranges) > 2 * cap:
+            return True
+    return False
 
 
 def _bounded(

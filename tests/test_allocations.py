@@ -38,7 +38,8 @@ def footprints(kernel: KernelResult) -> dict[str, dict]:
 
 
 COPY_KERNEL = """\
-__global__ void copy(const float* a, float* b, const int* c, double* d, float** rows, int n) {
+__global__ void copy(const float* a, float* b, const int* c, long long int* d,
+                     float** rows, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) b[i] = a[i] + c[i] + d[i] + rows[0][i];
 }
@@ -47,7 +48,8 @@ __global__ void copy(const float* a, float* b, const int* c, double* d, float** 
 
 @pytest.mark.rule("D27")
 def test_each_launched_pointer_is_sized_by_the_one_allocation_that_reaches_it(tmp_path):
-    """cudaMalloc through a cast and an `&`, malloc through a cast, `new T[n]` in elements,
+    """cudaMalloc through a cast and an `&`, malloc through a cast (`sizeof(long long int)`
+    is 8), `new T[n]` in elements,
     a NULL initialiser that is no definition; a pointer allocated twice, and a pointer to
     pointers, stay unknown."""
     k = analyze(
@@ -63,7 +65,7 @@ def test_each_launched_pointer_is_sized_by_the_one_allocation_that_reaches_it(tm
               cudaMalloc(&d_b, 2 * bytes);
               cudaMalloc(&d_b, bytes);
               int* d_c = new int[n + 1];
-              double* d_d = (double*)malloc(n * sizeof(double));
+              long long int* d_d = (long long int*)malloc(n * sizeof(long long int));
               float** d_rows;
               cudaMalloc(&d_rows, 8 * sizeof(float*));
               copy<<<(n + 255) / 256, 256>>>(d_a, d_b, d_c, d_d + 1, d_rows, n);
@@ -172,13 +174,31 @@ def test_an_unplaced_arrays_footprint_is_at_most_its_allocation(tmp_path):
 @pytest.mark.rule("T15")
 def test_a_cap_in_elements_counts_the_widest_element_and_rounds_to_sectors():
     i = sympy.Symbol("i")
-    dims = [Dim(i, sympy.Integer(1 << 20), "lane")]
-    moved = Access("a", None, 16, 16, False, sympy.Integer(8), 1, indirect=False)
+    dims = [Dim(i, sympy.Integer(1000), "lane")]
+    moved = Access("a", None, 16, 16, False, sympy.Integer(64), 1, indirect=False)
     narrow = Access("a", i, 4, 4, False, sympy.Integer(1), 2)
-    free = launch_traffic([moved, narrow], dims, {}, 1 << 20, BIG)
-    cap = launch_traffic([moved, narrow], dims, {}, 1 << 20, BIG, allocations={"a": (1001, True)})
+    free = launch_traffic([moved, narrow], dims, {}, 1000, BIG)
+    cap = launch_traffic([moved, narrow], dims, {}, 1000, BIG, allocations={"a": (1001, True)})
     assert free is not None and cap is not None
     assert free.arrays[0].load_footprint > 16 * 1001
     assert cap.arrays[0].load_footprint == 32 * 501  # 16016 bytes: 500.5 sectors
-    in_bytes = launch_traffic([narrow], dims, {}, 1 << 20, BIG, allocations={"a": (4000, False)})
+    in_bytes = launch_traffic([moved], dims, {}, 1000, BIG, allocations={"a": (4000, False)})
     assert in_bytes is not None and in_bytes.arrays[0].load_footprint == 4000
+
+
+@pytest.mark.rule("T15")
+def test_an_allocation_the_launch_contradicts_caps_nothing():
+    """`b[i]` placed over the launch spans 4 MB: host code that allocated a tenth of that
+    sized another problem (a header's macro read in the wrong arm), so no cap is trusted."""
+    i = sympy.Symbol("i")
+    dims = [Dim(i, sympy.Integer(1 << 20), "lane")]
+    moved = Access("a", None, 4, 4, False, sympy.Integer(8), 1, indirect=False)
+    placed = Access("b", i, 4, 4, False, sympy.Integer(1), 2)
+    sizes = {"a": (4096.0, False), "b": (419430.0, False)}
+    out = launch_traffic([moved, placed], dims, {}, 1 << 20, BIG, allocations=sizes)
+    assert out is not None
+    by_array = {a.array: a.load_footprint for a in out.arrays}
+    assert by_array == {"a": 4 * 8 * (1 << 20), "b": 4 * (1 << 20)}
+    sizes["b"] = (4.0 * (1 << 20), False)  # the launch's own size: both caps hold
+    out = launch_traffic([moved, placed], dims, {}, 1 << 20, BIG, allocations=sizes)
+    assert out is not None and {a.array: a.load_footprint for a in out.arrays}["a"] == 4096
