@@ -260,6 +260,7 @@ def resolve_counts(
     launch_notes = (
         host_notes + _sizes_from_launch(fv, context, values) + _sizes_from_guards(fv, values)
     )
+    launch_notes += _csr_trips(fv, values, known)
     exprs: dict[str, sympy.Expr] = {
         f"flops_{c}": fv.flops_total(c, special_weights) for c in PRECISIONS
     }
@@ -571,6 +572,36 @@ def _launch_traffic(
         guessed=guessed,
         allocations=_allocations(fv, {**(host or {}), **values}, guessed),
     )
+
+
+def _csr_trips(
+    fv: FeatureVector, values: dict[str, float], known: Mapping[str, float]
+) -> list[str]:
+    """Rule C11: a compressed-row loop runs, over all rows, (elements of the arrays its
+    counter indexes) / (elements of the row pointer - 1) times on average, where host code's
+    allocations (D27) size both; the fewest elements of the indexed arrays count."""
+    if not fv.csr_trips:
+        return []
+    sizes = _allocations(fv, {**known, **values}, frozenset())
+    notes = []
+    for trip, ((rows, row_bytes), indexed) in fv.csr_trips.items():
+        if trip in values or rows not in sizes:
+            continue
+        counts = [_elements(sizes[name], unit) for name, unit in indexed if name in sizes]
+        pointers = _elements(sizes[rows], row_bytes)
+        if not counts or pointers <= 1:
+            continue
+        values[trip] = min(counts) / (pointers - 1)
+        notes.append(
+            f"[C11] {trip} = {values[trip]:g}: {min(counts):g} elements over "
+            f"{pointers - 1:g} rows of {rows}"
+        )
+    return notes
+
+
+def _elements(size: tuple[float, bool], unit: int) -> float:
+    number, elements = size
+    return number if elements else math.floor(number / unit)
 
 
 def _allocations(

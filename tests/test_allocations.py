@@ -202,3 +202,41 @@ def test_an_allocation_the_launch_contradicts_caps_nothing():
     sizes["b"] = (4.0 * (1 << 20), False)  # the launch's own size: both caps hold
     out = launch_traffic([moved, placed], dims, {}, 1 << 20, BIG, allocations=sizes)
     assert out is not None and {a.array: a.load_footprint for a in out.arrays}["a"] == 4096
+
+
+CSR_LOCALS = """\
+__global__ void rowsum(const int* ptr, const double* val, double* out, int rows) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  int start = ptr[r], end;
+  end = ptr[r + 1];
+  double s = 0.0;
+  for (int j = start; j < end; ++j) s += val[j];
+  out[r] = s;
+}
+int main(int argc, char** argv) {
+  int rows = atoi(argv[1]);
+  int nnz = atoi(argv[2]);
+  int* d_ptr;
+  double *d_val, *d_out;
+  cudaMalloc(&d_ptr, (rows + 1) * sizeof(int));
+  cudaMalloc(&d_val, nnz * sizeof(double));
+  cudaMalloc(&d_out, rows * sizeof(double));
+  rowsum<<<(rows + 255) / 256, 256>>>(d_ptr, d_val, d_out, rows);
+}
+"""
+
+
+@pytest.mark.rule("C11")
+def test_a_compressed_row_loop_runs_the_mean_row_length(tmp_path):
+    """nnz / rows trips per row, through the locals `start` and `end`: one FP64 add each."""
+    k = analyze(tmp_path, {"k.cu": SPMV}, exe_args="1000")[0]
+    assert "[C11] trip_L6 = 2: 2000 elements over 1000 rows of ptr" in k.resolved.notes
+    assert "trip_L6" not in k.resolved.defaults
+    (tmp_path / "k.cu").unlink()
+    k = analyze(tmp_path, {"r.cu": CSR_LOCALS}, exe_args="4096 28672")[0]
+    assert k.resolved.bindings["trip_L7"] == 7
+    assert k.resolved.flops["dp"] == 7
+    (tmp_path / "r.cu").write_text(CSR_LOCALS.replace("j < end", "j < end + 1"))
+    k = analyze(tmp_path, {}, exe_args="4096 28672")[0]
+    assert k.resolved.defaults.get("trip_L7") == 4  # not a row's range: a guess
