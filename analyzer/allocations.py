@@ -211,6 +211,23 @@ def _returned(value: tree_sitter.Node) -> tuple[str, tree_sitter.Node] | None:
     return "bytes", items[position]
 
 
+#: an allocation's size, valued once however many launches it reaches
+_SIZES = SessionNodeCache(1024)
+
+
+def _sized(
+    what: tuple[str, tree_sitter.Node],
+    func: tree_sitter.Node,
+    grammar: str,
+    at: int,
+    calls: CallSites | None,
+) -> Allocation | None:
+    """The size of an allocation in `func`, as host values have it where it is made."""
+    outer = caller_bindings(func, calls, placeholders=True, members=True)
+    scope = HostScope(func, grammar, outer, placeholders=True, library=calls)
+    return _value(what, scope, at)
+
+
 def _value(what: tuple[str, tree_sitter.Node], scope: HostScope, at: int) -> Allocation | None:
     """The size of one allocation, valued as host values are (rules D8-D24)."""
     kind, node = what
@@ -277,12 +294,12 @@ def allocation_of(
     if len(events) > 1:
         return None  # reallocated, swapped, moved: which one reaches the launch is unclear
     if events:
-        what = events[0][1]
+        defined_at, what = events[0]
         if what is None:
             return None
-        outer = caller_bindings(func, calls, placeholders=True, members=True)
-        scope = HostScope(func, grammar, outer, placeholders=True, library=calls)
-        return _value(what, scope, at)
+        return _SIZES.get(
+            what[1], lambda: _sized(what, func, grammar, defined_at, calls), id(calls)
+        )
     if levels <= 0 or calls is None:
         return None
     names = [p.name for p in parameters(func)]
@@ -370,14 +387,11 @@ def region_allocations(
             if value is not None:
                 out[name] = Allocation(value, elements=True)
     events = _events(func, grammar)
+    pointers = {p.name for p in parameters(func) if p.is_pointer}
     for word in set(_WORD.findall(statement_text)):
-        if word in seen or word not in events and word not in _parameter_names(func):
+        if word in seen or word not in events and word not in pointers:
             continue
         found = allocation_of(word, func, grammar, at, calls)
         if found is not None:
             out[word] = found
     return out
-
-
-def _parameter_names(func: tree_sitter.Node) -> set[str]:
-    return {p.name for p in parameters(func) if p.is_pointer}
