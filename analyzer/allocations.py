@@ -60,11 +60,13 @@ def _query(grammar: str) -> tree_sitter.Query:
     return tree_sitter.Query(
         language(grammar),
         """
-(init_declarator) @init
-(assignment_expression) @assign
-(update_expression) @assign
+(init_declarator declarator: (pointer_declarator) value: (_)) @init
+(init_declarator declarator: (identifier)
+  value: [(call_expression) (cast_expression) (new_expression)]) @init
+(assignment_expression left: (identifier)) @assign
+(update_expression argument: (identifier)) @assign
 (declaration declarator: (array_declarator) @array)
-(call_expression) @call
+((call_expression function: (_) @function) @call (#match? @function "Malloc|HostAlloc|memalign"))
 """,
     )
 

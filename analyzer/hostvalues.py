@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import cache, partial
+from functools import cache, lru_cache, partial
 from typing import TYPE_CHECKING, cast
 
 import sympy
@@ -571,9 +571,16 @@ class HostScope:
         if relation is None or left is None or right is None:
             return None
         try:
-            return sympy.Piecewise((yes, relation(left, right)), (no, True))
+            return _guarded(operator(condition), left, right, yes, no)
         except (TypeError, ValueError):
             return None
+
+
+@lru_cache(maxsize=4096)
+def _guarded(how: str, left: sympy.Expr, right: sympy.Expr, yes: sympy.Expr, no: sympy.Expr):
+    """`Piecewise` is slow to build (sympy examines the relation) and one guarded value
+    recurs at every use of its name (launch arguments, allocations)."""
+    return sympy.Piecewise((yes, _RELATIONS[how](left, right)), (no, True))
 
 
 #: a struct's fields, the grammar of the file that defines it, and that file's root
