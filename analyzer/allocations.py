@@ -365,8 +365,7 @@ def region_allocations(
     """An OpenMP region's arrays -> their size: a one-dimensional map section's length
     (`map(to: a[0:n])`, the region's own clause first, then the target data regions'
     around it), else the allocation of the name the region uses (D27)."""
-    outer = caller_bindings(func, calls, placeholders=True, members=True)
-    scope = HostScope(func, grammar, outer, placeholders=True, library=calls)
+    scope: HostScope | None = None
     out: dict[str, Allocation] = {}
     seen: set[str] = set()
     for text in pragmas:
@@ -379,6 +378,9 @@ def region_allocations(
             seen.add(name)
             if more:
                 continue  # a section of several dimensions: its rows are not followed
+            if scope is None:
+                outer = caller_bindings(func, calls, placeholders=True, members=True)
+                scope = HostScope(func, grammar, outer, placeholders=True, library=calls)
             tree = parse(f"int __roofcast = ({length});", "cpp")
             declarations = tree.root_node.named_children
             value_node = None
