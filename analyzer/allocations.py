@@ -350,7 +350,7 @@ def launch_allocations(
     return out
 
 
-_SECTION = re.compile(r"(?<![\w.>])([A-Za-z_]\w*)\s*\[\s*([^\]:]*)\s*:\s*([^\]]+)\](\s*\[)?")
+_SECTION = re.compile(r"(?<![\w.>])([A-Za-z_]\w*)\s*\[([^\]:]*):([^\]]+)\](\s*\[)?")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 

@@ -240,3 +240,22 @@ def test_a_compressed_row_loop_runs_the_mean_row_length(tmp_path):
     (tmp_path / "r.cu").write_text(CSR_LOCALS.replace("j < end", "j < end + 1"))
     k = analyze(tmp_path, {}, exe_args="4096 28672")[0]
     assert k.resolved.defaults.get("trip_L7") == 4  # not a row's range: a guess
+
+
+@pytest.mark.rule("D27")
+def test_deeply_nested_host_code_leaves_an_allocation_unknown_without_failing(tmp_path):
+    deep = "(" * 3000 + "d_a" + ")" * 3000
+    k = analyze(
+        tmp_path,
+        {
+            "k.cu": COPY_KERNEL
+            + f"""\
+            int main() {{
+              float* d_a;
+              cudaMalloc(&d_a, {"(" * 3000}64{")" * 3000});
+              copy<<<1, 64>>>({deep}, 0, 0, 0, 0, 64);
+            }}
+            """
+        },
+    )[0]
+    assert "a" not in k.ir.allocations
