@@ -11,7 +11,10 @@ the best textbook agreement, then the best dev score. The dev features are
 cached (`--cache`), since analysing the manifest takes minutes and the grid reuses them.
 
     python bench/default_selection.py --manifest dev.csv --sources HeCBench/src \\
-        --cache /tmp/dev-features.npz [--quick]
+        --cache /tmp/dev-features.npz [--quick] [--compile --compile-commands DB --jobs 2]
+
+With `--compile` the dev features are the compiled counts (`train --compile`'s) and the
+grid is built around the compiled-counts model's settings.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from roofcast.predictors.calibration import cross_fitted_confidence, fit_calibra
 from roofcast.predictors.learned import LearnedPredictor
 from roofcast.predictors.learned_features import FEATURE_NAMES
 from roofcast.training.fit import (
+    COMPILED_SETTINGS,
     SETTINGS,
     Dataset,
     Settings,
@@ -74,15 +78,16 @@ def load_dataset(args: argparse.Namespace, gpu) -> Dataset:
     except ManifestError as exc:
         sys.exit(f"default_selection: {exc}")
     build = None
-    if args.compile_commands is not None:
+    if args.compile_commands is not None or args.compile:
         from roofcast.analyzer.compdb import CompileDatabaseError, load_database
 
         from roofcast.evaluation.runner import BuildFlags
 
         try:
-            build = BuildFlags(database=load_database(args.compile_commands))
+            database = load_database(args.compile_commands) if args.compile_commands else None
         except CompileDatabaseError as exc:
             sys.exit(f"default_selection: {exc}")
+        build = BuildFlags(database=database, compiler=_compiler(args, gpu, database))
     data = build_dataset(rows, args.sources, gpu, progress=True, build=build)
     if cache:
         np.savez_compressed(
@@ -96,6 +101,19 @@ def load_dataset(args: argparse.Namespace, gpu) -> Dataset:
             feature_names=np.array(FEATURE_NAMES),
         )
     return data
+
+
+def _compiler(args: argparse.Namespace, gpu, database):
+    """`train --compile`'s compiler for the GPU's architecture, or None without `--compile`."""
+    if not args.compile:
+        return None
+    from roofcast.analyzer.compile import Compiler, sm_arch
+
+    compiler = Compiler(sm_arch(gpu.compute_capability), database, jobs=args.jobs)
+    why = compiler.unavailable()
+    if why:
+        sys.exit(f"default_selection: --compile: {why}")
+    return compiler
 
 
 def balanced_accuracy(labels: np.ndarray, predicted: np.ndarray) -> float:
@@ -114,6 +132,10 @@ def main() -> int:
     )
     parser.add_argument("--quick", action="store_true", help="only the shipped boosting settings")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--compile", action="store_true", help="compiled counts (the `train --compile` model)"
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="parallel compiles with --compile")
     args = parser.parse_args()
     try:
         gpu = load_gpu(args.gpu)
@@ -132,7 +154,7 @@ def main() -> int:
     grid = [{}] if args.quick else BOOSTING
     rows = []
     for boosting in grid:
-        base = replace(SETTINGS, **boosting)
+        base = replace(COMPILED_SETTINGS if args.compile else SETTINGS, **boosting)
         corrections, fold_of = out_of_fold(data, base, args.seed)
         full = fit(data.X, data.Y, data.labels, base, args.seed)
         for lower, upper in itertools.product(LOWER, UPPER):
