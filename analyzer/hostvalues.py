@@ -844,7 +844,14 @@ def find_struct(
         root = root.parent
     places = [(root, grammar)]
     if library is not None:
-        places += [(index.tree.root_node, index.grammar) for index in library.indices]
+        # a file whose text does not name the struct cannot define it: not walked for its
+        # structs (a whole-file query each) when the name is plain ASCII, as it is in C
+        needle = name.encode() if name.isascii() else None
+        places += [
+            (index.tree.root_node, index.grammar)
+            for index in library.indices
+            if needle is None or needle in index.source
+        ]
     for place, place_grammar in places:
         fields = struct_fields(place, place_grammar).get(name)
         if fields is not None:
