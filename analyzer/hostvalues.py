@@ -837,7 +837,7 @@ def find_struct(
 ) -> Struct | None:
     """The struct or class `name` as `func`'s own file defines it, else (as rule D18 looks
     up constants) the first of the folder's files, headers included, that does."""
-    if not name:
+    if not name or name in _BUILTIN_TYPES:
         return None
     root = func
     while root.parent is not None:
@@ -861,6 +861,12 @@ def find_struct(
         return [Field(axis, None, False) for axis in "xyzw"[: int(axes.group(1))]], grammar, root
     return None
 
+
+#: C and C++'s built-in type words (`int n` passed as `run(n)`): no struct can be named one
+_BUILTIN_TYPES = frozenset(
+    ("void", "bool", "char", "short", "int", "long", "float", "double", "signed", "unsigned")
+    + ("auto", "wchar_t", "char8_t", "char16_t", "char32_t")
+)
 
 #: rule D23: CUDA's built-in vector types, structs of 1-4 members x, y, z, w
 _VECTOR_TYPE = re.compile(r"(?:u?char|u?short|u?int|u?long|u?longlong|float|double)([1-4])")
