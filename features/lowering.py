@@ -223,6 +223,7 @@ class KernelLowering:
         self.written_names: dict[tuple[int, int, int], frozenset[str]] = {}
         #: expression -> (its node, its identifiers, None with a subscript): `_read_names`
         self.read_names: dict[tuple[int, int, int], tuple[tree_sitter.Node, tuple | None]] = {}
+        self.index_texts: dict[tuple[int, int, int], tuple[tree_sitter.Node, str]] = {}
         self.inline_depth = 0
         self.rare_depth = 0
         self.pasting: list[str] = []
@@ -690,7 +691,7 @@ class KernelLowering:
         if space in ("global", "shared"):
             names = self.identifiers(indices) | base_names
             key_ctx = self.hoisted_key(names)
-            index_text = ",".join(token_text(i) for i in indices) or "0"
+            index_text = ",".join(self.tokens(i) for i in indices) or "0"
             if member:
                 index_text += "." + member
             key = (space, alias, index_text, key_ctx)
@@ -862,6 +863,14 @@ class KernelLowering:
                     return True
             stack.extend(n.named_children)
         return False
+
+    def tokens(self, node: tree_sitter.Node) -> str:
+        """`token_text`, once per kernel for each index (asked at each access through it)."""
+        key = (node.id, node.start_byte, node.end_byte)
+        found = self.index_texts.get(key)
+        if found is None:
+            found = self.index_texts[key] = (node, token_text(node))  # the node keeps its id
+        return found[1]
 
     def _read_names(self, node: tree_sitter.Node) -> tuple[str, ...] | None:
         """The identifiers anywhere in an expression, as `_is_loaded` meets them, or None
@@ -1742,7 +1751,7 @@ class KernelLowering:
                 element = element.deref()
             if space not in ("global", "shared") or arrow:
                 return element, None
-            index_text = ",".join(token_text(i) for i in indices)
+            index_text = ",".join(self.tokens(i) for i in indices)
             return element, (space, alias, index_text, frozenset(names | self.identifiers(indices)))
         if obj.type != "identifier":
             return self.expr_type_only(obj), None
