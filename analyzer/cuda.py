@@ -9,6 +9,7 @@ from functools import partial
 import networkx as nx
 import sympy
 import tree_sitter
+from roofcast.analyzer.allocations import Allocation, launch_allocations
 from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
 from roofcast.analyzer.functionscan import scan_function
@@ -124,6 +125,7 @@ def kernels_in(
         footprint: sympy.Expr | None = None
         bindings: dict[str, sympy.Expr] = {}
         launch_defines: dict[str, str] = {}
+        allocations: dict[str, Allocation] = {}
         if sites:
             call = sites[0][1]
             host_fn = _enclosing_function(call)
@@ -142,6 +144,10 @@ def kernels_in(
                     outer,
                     frozenset(p.name for p in params if p.is_pointer),
                     calls,
+                )
+                pointers = [(p.name, p.type) if p.is_pointer else ("", "") for p in params]
+                allocations = launch_allocations(  # rule D28
+                    pointers, list(args.named_children), host_fn, "cuda", call.start_byte, calls
                 )
             config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
             if host_fn is not None and config is not None:
@@ -171,6 +177,7 @@ def kernels_in(
                 host_bindings=bindings,
                 launch_defines=launch_defines,
                 footprint=footprint,
+                allocations=allocations,
                 ast=fn.node,
                 context=context,
                 grammar=index.grammar,

@@ -348,6 +348,8 @@ class HostScope:
             words = node_text(inner).replace("*", " * ").split() if inner is not None else []
             if "*" in words:
                 return sympy.Integer(8)
+            if "long" in words:  # `long int`, `long long int`, `unsigned long`
+                return sympy.Integer(16 if "double" in words else 8)
             for word in reversed(words):
                 if word in _SIZES:
                     return sympy.Integer(_SIZES[word])

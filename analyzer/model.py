@@ -63,6 +63,9 @@ class KernelIR:
     #: device data footprint in bytes from host code (allocations, map clauses), a sympy
     #: expression over constants and argv_k; None when not found
     footprint: Any = None
+    #: array (a CUDA pointer parameter, an OpenMP host name) -> what host code allocated for
+    #: it, an `analyzer.allocations.Allocation` (rule D28); absent when not shown
+    allocations: dict[str, Any] = field(default_factory=dict)
     #: macros nothing defined whose absence chose an arm of an `#if` in the kernel's file or
     #: the headers it includes (cpp takes them as undefined; a --define changes the arm)
     undefined_macros: list[str] = field(default_factory=list)

@@ -8,6 +8,7 @@ import re
 
 import sympy
 import tree_sitter
+from roofcast.analyzer.allocations import region_allocations
 from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
 from roofcast.analyzer.cuda import signature
@@ -92,6 +93,14 @@ def _footprint(
     grammar: str,
 ) -> sympy.Expr | None:
     """Bytes in the map clauses of this region and of the target data regions around it."""
+    texts = _map_texts(index, func, pragma, limit)
+    return mapped_bytes(texts, func, grammar, pragma.start_byte if limit is None else limit)
+
+
+def _map_texts(
+    index: FileIndex, func: tree_sitter.Node, pragma: tree_sitter.Node, limit: int | None
+) -> list[str]:
+    """The region's pragma, then the target (data) pragmas before it in its function."""
     texts = [node_text(pragma)]
     if limit is None:
         texts += [
@@ -99,7 +108,7 @@ def _footprint(
             for p in index.pragmas
             if func.start_byte <= p.start_byte < pragma.start_byte and "target" in node_text(p)
         ]
-    return mapped_bytes(texts, func, grammar, pragma.start_byte if limit is None else limit)
+    return texts
 
 
 def regions_in(
@@ -145,6 +154,14 @@ def regions_in(
                 template_params=template_params(func),
                 host_bindings=caller_bindings(func, calls),
                 footprint=_footprint(index, func, pragma, limit, host_grammar),
+                allocations=region_allocations(  # rule D28
+                    _map_texts(index, func, pragma, limit),
+                    node_text(statement),
+                    func,
+                    host_grammar,
+                    pragma.start_byte if limit is None else limit,
+                    calls,
+                ),
                 host_context=(
                     index.display(func.start_point[0] + 1, func.end_point[0] + 1)
                     if limit is None

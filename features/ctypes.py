@@ -200,7 +200,8 @@ class TypeResolver:
             return CType(kind, size, int(match.group(2)), name=base)
         if base in self.template_types and depth < 8 and self.template_types[base] != base:
             return self.parse(self.template_types[base], depth + 1)
-        if base in self.typedefs and depth < 8 and self.typedefs[base] != base:
+        # `typedef struct {..} T;` names no struct to follow: T's own layout is indexed
+        if base in self.typedefs and depth < 8 and self.typedefs[base] not in (base, "struct"):
             return self.parse(self.typedefs[base], depth + 1)
         if base in self.structs:
             return CType("struct", max(1, self.struct_size(base, depth)), name=base)

@@ -62,6 +62,8 @@ def lower(
     attach_clang_types(counter, ir)  # rule M10: with a compile command and libclang only
     counter.track_lines = line_loops
     counter.fv.footprint = host_expression(ir.footprint)
+    for name, allocation in ir.allocations.items():  # rule D28
+        counter.fv.allocations[name] = (allocation.size, allocation.elements)
     for name, text in ir.host_bindings.items():
         value = host_expression(text)
         if value is not None:

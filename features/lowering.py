@@ -43,6 +43,7 @@ from roofcast.features import mathfuncs as mf
 from roofcast.features import whileloops
 from roofcast.features.asynccopy import ASYNC_COPIES, WARP, WMMA_CALLS, cp_async, fragment
 from roofcast.features.clangtypes import ClangTypes, declarator_column
+from roofcast.features.csr import csr_range
 from roofcast.features.ctypes import (
     BOOL,
     DOUBLE,
@@ -2473,7 +2474,28 @@ class KernelLowering:
             step = self.loop_step(update, var)
             if bound is not None and step is not None:
                 return self.counted_for(node, var, start, bound, step)
-        return self.unknown_trip(node), first_var, None
+        trip = self.unknown_trip(node)
+        self.note_csr(node, init, trip)
+        return trip, first_var, None
+
+    def note_csr(self, node: tree_sitter.Node, init: tree_sitter.Node | None, trip) -> None:
+        """Rule C11: a compressed-row range loop's trip, kept for resolve to bind from the
+        arrays' allocations (D28) as their mean over the rows."""
+        found = csr_range(node, _init_values(init))
+        if found is None or not isinstance(trip, sympy.Symbol):
+            return
+        _var, rows, indexed = found
+        sizes = {name: self.element_bytes(name) for name in (rows, *indexed)}
+        arrays = tuple((name, sizes[name]) for name in indexed if sizes[name])
+        if sizes[rows] and arrays:
+            self.fv.csr_trips[trip.name] = ((rows, sizes[rows]), arrays)
+
+    def element_bytes(self, name: str) -> int:
+        """The element size of the pointer or array `name`, 0 when unknown."""
+        var = self.lookup(name)
+        if var is None or not var.type.pointer:
+            return 0
+        return max(0, var.type.deref().element_bytes)
 
     def counted_for(
         self,

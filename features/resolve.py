@@ -277,6 +277,7 @@ def resolve_counts(
     launch_notes = (
         host_notes + _sizes_from_launch(fv, context, values) + _sizes_from_guards(fv, values)
     )
+    launch_notes += _csr_trips(fv, values, known)
     exprs: dict[str, sympy.Expr] = {
         f"flops_{c}": fv.flops_total(c, special_weights) for c in PRECISIONS
     }
@@ -315,7 +316,7 @@ def resolve_counts(
     special = {k.split(":", 1)[1]: v for k, v in numbers.items() if k.startswith("special:")}
     notes = launch_notes + _openmp_runtime(fv, context, numbers)
     dram = (
-        _launch_traffic(fv, everything, numbers["threads"], gpu, set(defaults))
+        _launch_traffic(fv, everything, numbers["threads"], gpu, set(defaults), known)
         if gpu is not None
         else None
     )
@@ -559,9 +560,12 @@ def _launch_traffic(
     threads: float,
     gpu,
     guessed: set[str] | frozenset[str] = frozenset(),
+    host: Mapping[str, float] | None = None,
 ) -> LaunchTraffic | None:
     """The traffic model on the kernel's accesses, every name bound as the counts are
-    (names only an index uses get their documented defaults too)."""
+    (names only an index uses get their documented defaults too). Allocations (T15) are
+    bound by host values only (`host`, then `values` less the defaults): a guessed size
+    bounds nothing."""
     dims = {d.symbol for d in fv.dims}
     names: set[str] = set()
     for access in fv.accesses:
@@ -583,7 +587,56 @@ def _launch_traffic(
         machine_of(gpu),
         block_threads=float(math.prod(block)) if fv.work_items is None else None,
         guessed=guessed,
+        allocations=_allocations(fv, {**(host or {}), **values}, guessed),
     )
+
+
+def _csr_trips(
+    fv: FeatureVector, values: dict[str, float], known: Mapping[str, float]
+) -> list[str]:
+    """Rule C11: a compressed-row loop runs, over all rows, (elements of the arrays its
+    counter indexes) / (elements of the row pointer - 1) times on average, where host code's
+    allocations (D28) size both; the fewest elements of the indexed arrays count."""
+    if not fv.csr_trips:
+        return []
+    sizes = _allocations(fv, {**known, **values}, frozenset())
+    notes = []
+    for trip, ((rows, row_bytes), indexed) in fv.csr_trips.items():
+        if trip in values or rows not in sizes:
+            continue
+        counts = [_elements(sizes[name], unit) for name, unit in indexed if name in sizes]
+        pointers = _elements(sizes[rows], row_bytes)
+        if not counts or pointers <= 1:
+            continue
+        values[trip] = min(counts) / (pointers - 1)
+        notes.append(
+            f"[C11] {trip} = {values[trip]:g}: {min(counts):g} elements over "
+            f"{pointers - 1:g} rows of {rows}"
+        )
+    return notes
+
+
+def _elements(size: tuple[float, bool], unit: int) -> float:
+    number, elements = size
+    return number if elements else math.floor(number / unit)
+
+
+def _allocations(
+    fv: FeatureVector, values: Mapping[str, float], guessed: frozenset[str]
+) -> dict[str, tuple[float, bool]]:
+    """Rule D28's allocations as numbers (bytes, or elements), where host values bind them
+    without any documented default."""
+    out: dict[str, tuple[float, bool]] = {}
+    for array, (size, elements) in fv.allocations.items():
+        if any(s.name in guessed for s in size.free_symbols):
+            continue
+        try:
+            number = float(evaluate(size, values))
+        except (NotNumeric, OverflowError, ZeroDivisionError, ValueError, TypeError):
+            continue
+        if math.isfinite(number) and number > 0:
+            out[array] = (number, elements)
+    return out
 
 
 _SHOWN_SYMBOLIC = ("flops_sp", "flops_dp", "flops_hp", "flops_int", "load_bytes", "store_bytes")

@@ -4,7 +4,7 @@ The per-thread count charges every thread's first touch of an element to DRAM. A
 moves far less: neighbouring threads share sectors, threads running at the same time share
 elements (a stencil's halo, a GEMM's rows and columns), and while the data fits in L2 a
 second touch is a hit. Nsight Compute flushes the caches before each replayed kernel, so
-the compulsory footprint is the floor. Rules T1-T14 in docs/counting.md.
+the compulsory footprint is the floor. Rules T1-T15 in docs/counting.md.
 """
 
 from __future__ import annotations
@@ -299,8 +299,11 @@ def launch_traffic(
     machine: Machine,
     block_threads: float | None = None,
     guessed: frozenset[str] = frozenset(),
+    allocations: Mapping[str, tuple[float, bool]] | None = None,
 ) -> LaunchTraffic | None:
-    """DRAM load and store bytes of the whole launch, or None when nothing is known."""
+    """DRAM load and store bytes of the whole launch, or None when nothing is known.
+    `allocations`: array -> its size as host code allocated it, in bytes or (True) in
+    elements (rule T15)."""
     if threads <= 0:
         return None  # no accesses is no reason: such a kernel still reads its launch (T7)
     extents: dict[sympy.Symbol, float] = {}
@@ -385,9 +388,13 @@ def launch_traffic(
         keep = (total - cut) / total
         for k in unplaced_at[site]:
             sites[k] = replace(sites[k], footprint=sites[k].footprint * keep)
+    caps = _allocation_caps(accesses, allocations or {})
+    if _contradicted(caps, spans):
+        caps = {}
     for (array, store), total in sums.items():
         union = _union_bytes(spans.get((array, store), []))
         footprint = min(total, union) if arrays[array].exact and union else total
+        footprint = min(footprint, caps.get(array, math.inf))  # T15
         if store:
             arrays[array].store_footprint = footprint
         else:
@@ -433,6 +440,44 @@ def launch_traffic(
         waves=waves,
         decision=decision,
     )
+
+
+def _allocation_caps(
+    accesses: Sequence[Access], allocations: Mapping[str, tuple[float, bool]]
+) -> dict[str, float]:
+    """Rule T15: no launch touches more of an array than host code allocated for it, in
+    sectors; a size in elements counts the largest element the kernel reads it as."""
+    units: dict[str, int] = {}
+    for access in accesses:
+        if access.array in allocations:
+            # an element size is known where the access was placed in the array (its
+            # index, or its line: a copy or a member through `this` is counted unplaced),
+            # and of more than a byte unless a byte is what it reads (an unknown type's
+            # element counts 1)
+            placed = access.index is not None or access.line > 0
+            known = placed and (access.unit > 1 or access.width == 1)
+            units[access.array] = max(units.get(access.array, 0), access.unit if known else 0)
+    caps: dict[str, float] = {}
+    for array, unit in units.items():
+        size, elements = allocations[array]
+        if elements and unit <= 0:
+            continue  # a size in elements of no known element
+        reach = size * unit if elements else size
+        caps[array] = float(SECTOR * math.ceil(reach / SECTOR))
+    return caps
+
+
+def _contradicted(
+    caps: Mapping[str, float], spans: Mapping[tuple[str, bool], list[tuple[float, float, int]]]
+) -> bool:
+    """Rule T15: whether an array's placed accesses, over bound sizes, span more than twice
+    its allocation: then host code and the launch disagree on the problem's size (a header's
+    macro read in another arm, another launch's buffers) and no allocation is trusted."""
+    for (array, _store), ranges in spans.items():
+        cap = caps.get(array)
+        if cap is not None and _union_bytes(ranges) > 2 * cap:
+            return True
+    return False
 
 
 def _bounded(

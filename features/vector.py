@@ -115,6 +115,14 @@ class FeatureVector:
     host_bindings: dict[str, sympy.Expr] = field(default_factory=dict)
     #: device data footprint (bytes) from host code, over constants and argv_k
     footprint: sympy.Expr | None = None
+    #: array -> (its allocation over constants and argv_k, whether in elements rather than
+    #: bytes), from host code (rule D28): the traffic model's cap (T15)
+    allocations: dict[str, tuple[sympy.Expr, bool]] = field(default_factory=dict)
+    #: rule C11: a compressed-row loop's trip symbol -> (the row pointer array and its
+    #: element bytes, the arrays the loop's counter indexes and theirs)
+    csr_trips: dict[str, tuple[tuple[str, int], tuple[tuple[str, int], ...]]] = field(
+        default_factory=dict
+    )
     #: OpenMP: iterations of the collapsed work-shared loop nest (the thread grid); None for CUDA.
     work_items: sympy.Expr | None = None
     unparsed_regions: int = 0

@@ -228,6 +228,21 @@ def test_element_sizes_vectors_members_and_pointer_forms(tmp_path):
     assert sizes["opaque"] == (4, 4)  # unknown structs count 4 bytes
 
 
+def test_an_anonymous_typedef_struct_has_its_own_layout(tmp_path):
+    # `typedef struct {..} T;` indexes T's fields under T: a T element is 16 bytes, not the
+    # 4 bytes of an unknown type, whether copied whole or member by member
+    k = analyze(tmp_path, """\
+        typedef struct { double re; double im; } Cplx;
+        __global__ void whole(const Cplx* a, Cplx* b) { int i = threadIdx.x; b[i] = a[i]; }
+        __global__ void zero(Cplx* a) { int i = threadIdx.x; a[i] = {0.0, 0.0}; }
+        __global__ void parts(Cplx* a) { int i = threadIdx.x; a[i].re = 0.0; a[i].im = 1.0; }
+        """)
+    sizes = {name: (kr.features.load_bytes, kr.features.store_bytes) for name, kr in k.items()}
+    assert sizes["whole"] == (16, 16)
+    assert sizes["zero"] == (0, 16)
+    assert sizes["parts"] == (0, 16)
+
+
 def test_loop_invariant_access_counts_once(tmp_path):
     k = one(tmp_path, """\
         __global__ void hoist(const float* a, const float* b, float* c, int n, int m) {
