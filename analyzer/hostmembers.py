@@ -59,6 +59,9 @@ def struct_fields(root: tree_sitter.Node, grammar: str) -> dict[str, list[Field]
 
     def collect() -> dict[str, list[Field]]:
         out: dict[str, list[Field]] = {}
+        text = root.text or b""
+        if b"struct" not in text and b"class" not in text:
+            return out  # no specifier's keyword: no struct to find (no whole-file query)
         for body in captures(_structs_query(grammar), root).get("body", []):
             fields = []
             for member in body.named_children:

@@ -89,7 +89,10 @@ def argv_symbol(k: int) -> sympy.Symbol:
 
 
 @cache
-def _defs_query(grammar: str) -> tree_sitter.Query:
+def _definitions_query(grammar: str) -> tree_sitter.Query:
+    """The four kinds of definition `_definitions` collects, as one query (one walk of a body,
+    not four); each kind has capture names of its own, so its captures are what its query
+    alone would give."""
     return tree_sitter.Query(
         language(grammar),
         """
@@ -101,26 +104,24 @@ def _defs_query(grammar: str) -> tree_sitter.Query:
 (init_declarator declarator: (array_declarator declarator: (identifier) @name)
   value: (initializer_list) @value)
 (assignment_expression left: (identifier) @name operator: "=" right: (_) @value)
-""",
-    )
 
-
-@cache
-def _members_query(grammar: str) -> tree_sitter.Query:
-    # `this->n = 5` (rule D25: a constructor's body) is keyed as `this.n`
-    return tree_sitter.Query(
-        language(grammar),
-        """
 (assignment_expression
   left: (field_expression argument: [(identifier) (this)] @object field: (field_identifier) @field)
-  operator: "=" right: (_) @value)
+  operator: "=" right: (_) @member_value)
 (assignment_expression
   left: (field_expression argument: [(identifier) (this)] @object field: (field_identifier) @field)
-  operator: ["+=" "-=" "*=" "/=" "<<=" ">>=" "|=" "&=" "^=" "%="]) @value
+  operator: ["+=" "-=" "*=" "/=" "<<=" ">>=" "|=" "&=" "^=" "%="]) @member_value
 (update_expression
   argument: (field_expression argument: [(identifier) (this)] @object
     field: (field_identifier) @field))
-  @value
+  @member_value
+
+(assignment_expression left: (identifier)
+  operator: ["+=" "-=" "*=" "/=" "<<=" ">>="]) @assignment
+
+(call_expression function: (identifier) @function
+  arguments: (argument_list . (_) . (string_literal) . (pointer_expression
+    argument: (identifier) @scanned) @target .))
 """,
     )
 
@@ -151,29 +152,6 @@ def _address_query(grammar: str) -> tree_sitter.Query:
 (call_expression function: (identifier) @function
   arguments: (argument_list [(pointer_expression argument: (identifier) @object)
                              (identifier) @object]))
-""",
-    )
-
-
-@cache
-def _compound_query(grammar: str) -> tree_sitter.Query:
-    return tree_sitter.Query(
-        language(grammar),
-        """
-(assignment_expression left: (identifier) @name
-  operator: ["+=" "-=" "*=" "/=" "<<=" ">>="]) @assignment
-""",
-    )
-
-
-@cache
-def _scans_query(grammar: str) -> tree_sitter.Query:
-    return tree_sitter.Query(
-        language(grammar),
-        """
-(call_expression function: (identifier) @function
-  arguments: (argument_list . (_) . (string_literal) . (pointer_expression
-    argument: (identifier) @name) @target .))
 """,
     )
 
@@ -262,32 +240,34 @@ def _definitions(
     def collect() -> dict[str, list[tuple[int, tree_sitter.Node]]]:
         # Every match is one name and its value, the name first; a match inside another lies
         # in its value. So in document order the k-th name's value is the k-th value.
-        found = captures(_defs_query(grammar), body)
+        found = captures(_definitions_query(grammar), body)
         defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
         for name, value in zip(found.get("name", []), found.get("value", []), strict=True):
             defs.setdefault(node_text(name), []).append((value.start_byte, value))
         # rule D16: `grid.x = n / 256;`, `p.size = 4096;` under the name `grid.x`, `p.size`;
-        # `p.n += 8` as D20 has it, `p.n++` (a count kept in a loop) makes it unknown
-        members = captures(_members_query(grammar), body)
+        # `p.n += 8` as D20 has it, `p.n++` (a count kept in a loop) makes it unknown;
+        # `this->n = 5` (rule D25: a constructor's body) is keyed as `this.n`
         triples = zip(
-            members.get("object", []),
-            members.get("field", []),
-            members.get("value", []),
+            found.get("object", []),
+            found.get("field", []),
+            found.get("member_value", []),
             strict=True,
         )
         for obj, member, value in triples:
             key = f"{node_text(obj)}.{node_text(member)}"
             defs.setdefault(key, []).append((value.start_byte, value))
         # rule D20: `n *= 1024;` (but a for's update, `i += 2`: D8 values a counter's start)
-        for assignment in captures(_compound_query(grammar), body).get("assignment", []):
+        for assignment in found.get("assignment", []):
             # a for's step (`n -= 2, m <<= 2`) too: `_stepped` values it (rule D24)
             assigned = assignment.child_by_field_name("left")
             if assigned is not None:
                 defs.setdefault(node_text(assigned), []).append((assignment.start_byte, assignment))
         # rule D22: `sscanf(argv[2], "%d", &n)` defines `n`, its `&n` standing for the scan
-        scans = captures(_scans_query(grammar), body)
         scanned = zip(
-            scans.get("function", []), scans.get("name", []), scans.get("target", []), strict=True
+            found.get("function", []),
+            found.get("scanned", []),
+            found.get("target", []),
+            strict=True,
         )
         for function, scanned_name, target in scanned:
             if node_text(function) == "sscanf":
@@ -859,14 +839,21 @@ def find_struct(
 ) -> Struct | None:
     """The struct or class `name` as `func`'s own file defines it, else (as rule D18 looks
     up constants) the first of the folder's files, headers included, that does."""
-    if not name:
+    if not name or name in _BUILTIN_TYPES:
         return None
     root = func
     while root.parent is not None:
         root = root.parent
     places = [(root, grammar)]
     if library is not None:
-        places += [(index.tree.root_node, index.grammar) for index in library.indices]
+        # a file whose text does not name the struct cannot define it: not walked for its
+        # structs (a whole-file query each) when the name is plain ASCII, as it is in C
+        needle = name.encode() if name.isascii() else None
+        places += [
+            (index.tree.root_node, index.grammar)
+            for index in library.indices
+            if needle is None or needle in index.source
+        ]
     for place, place_grammar in places:
         fields = struct_fields(place, place_grammar).get(name)
         if fields is not None:
@@ -876,6 +863,12 @@ def find_struct(
         return [Field(axis, None, False) for axis in "xyzw"[: int(axes.group(1))]], grammar, root
     return None
 
+
+#: C and C++'s built-in type words (`int n` passed as `run(n)`): no struct can be named one
+_BUILTIN_TYPES = frozenset(
+    ("void", "bool", "char", "short", "int", "long", "float", "double", "signed", "unsigned")
+    + ("auto", "wchar_t", "char8_t", "char16_t", "char32_t")
+)
 
 #: rule D23: CUDA's built-in vector types, structs of 1-4 members x, y, z, w
 _VECTOR_TYPE = re.compile(r"(?:u?char|u?short|u?int|u?long|u?longlong|float|double)([1-4])")

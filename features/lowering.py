@@ -222,6 +222,9 @@ class KernelLowering:
         self.loop_control: str | None = None
         #: (node id, start, end) -> the names written in it (`_names_in`); this kernel's trees
         self.written_names: dict[tuple[int, int, int], frozenset[str]] = {}
+        #: expression -> (its node, its identifiers, None with a subscript): `_read_names`
+        self.read_names: dict[tuple[int, int, int], tuple[tree_sitter.Node, tuple | None]] = {}
+        self.index_texts: dict[tuple[int, int, int], tuple[tree_sitter.Node, str]] = {}
         self.inline_depth = 0
         self.rare_depth = 0
         self.pasting: list[str] = []
@@ -689,7 +692,7 @@ class KernelLowering:
         if space in ("global", "shared"):
             names = self.identifiers(indices) | base_names
             key_ctx = self.hoisted_key(names)
-            index_text = ",".join(token_text(i) for i in indices) or "0"
+            index_text = ",".join(self.tokens(i) for i in indices) or "0"
             if member:
                 index_text += "." + member
             key = (space, alias, index_text, key_ctx)
@@ -840,6 +843,13 @@ class KernelLowering:
         if kind == "identifier":  # most indices: `i`
             var = self.lookup(node_text(node))
             return var is not None and var.loaded
+        names = self._read_names(node)
+        if names is not None:  # no subscript inside: only its names' state decides
+            for name in names:
+                var = self.lookup(name)
+                if var is not None and var.loaded:
+                    return True
+            return False
         stack = [node]
         while stack:
             n = stack.pop()
@@ -854,6 +864,37 @@ class KernelLowering:
                     return True
             stack.extend(n.named_children)
         return False
+
+    def tokens(self, node: tree_sitter.Node) -> str:
+        """`token_text`, once per kernel for each index (asked at each access through it)."""
+        key = (node.id, node.start_byte, node.end_byte)
+        found = self.index_texts.get(key)
+        if found is None:
+            found = self.index_texts[key] = (node, token_text(node))  # the node keeps its id
+        return found[1]
+
+    def _read_names(self, node: tree_sitter.Node) -> tuple[str, ...] | None:
+        """The identifiers anywhere in an expression, as `_is_loaded` meets them, or None
+        when a subscript is inside (its base's space decides too). A node's text never
+        changes: walked once per kernel, not at each access through it."""
+        key = (node.id, node.start_byte, node.end_byte)
+        found = self.read_names.get(key)
+        if found is not None:
+            return found[1]
+        names: list[str] | None = []
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            kind = n.type
+            if kind == "subscript_expression":
+                names = None
+                break
+            if kind == "identifier":
+                names.append(node_text(n))
+            stack.extend(n.named_children)
+        result = tuple(names) if names is not None else None
+        self.read_names[key] = (node, result)  # the node keeps its tree, and so its id, alive
+        return result
 
     def type_of_pointer_base(self, node: tree_sitter.Node | None) -> CType | None:
         if node is None:
@@ -1711,7 +1752,7 @@ class KernelLowering:
                 element = element.deref()
             if space not in ("global", "shared") or arrow:
                 return element, None
-            index_text = ",".join(token_text(i) for i in indices)
+            index_text = ",".join(self.tokens(i) for i in indices)
             return element, (space, alias, index_text, frozenset(names | self.identifiers(indices)))
         if obj.type != "identifier":
             return self.expr_type_only(obj), None

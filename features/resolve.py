@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import sympy
 from roofcast.analyzer.cexpr import CExprError
@@ -74,9 +75,25 @@ def substitute(expr: sympy.Expr, values: Mapping[str, float | str]) -> sympy.Exp
         return as_expr(expr)
     if expr.is_Number:
         return expr
-    subs = {s: values[s.name] for s in free_symbols(expr) if s.name in values}
+    names = sorted({s.name for s in free_symbols(expr) if s.name in values})
+    return _substituted(expr, tuple(_binding(n, values[n]) for n in names)) if names else expr
+
+
+def _binding(name: str, value: float | str) -> tuple:
+    """A binding as a memo key: with its type (`3` and `3.0` are equal keys but bind
+    different numbers) and a float's exact form (`-0.0` is equal to `0.0`)."""
+    return (name, type(value), value, value.hex() if type(value) is float else None)
+
+
+@lru_cache(maxsize=4096)
+def _substituted(expr: sympy.Expr, bindings: tuple[tuple, ...]) -> sympy.Expr:
+    """`expr` with its free names bound, kept: copies of a kernel (a program's CUDA and HIP
+    versions) and a kernel's counts resolve the same expressions with the same values."""
+    values = {binding[0]: binding[2] for binding in bindings}
     # xreplace: a structural swap, many times faster than subs and enough for numbers
-    return expr.xreplace({s: as_expr(v) for s, v in subs.items()}) if subs else expr
+    return expr.xreplace(
+        {s: as_expr(values[s.name]) for s in free_symbols(expr) if s.name in values}
+    )
 
 
 def _clamp(value: float, key: str, clamped: dict[str, float] | None) -> float:
