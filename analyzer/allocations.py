@@ -299,9 +299,9 @@ def allocation_of(
         defined_at, what = events[0]
         if what is None:
             return None
-        return _SIZES.get(
-            what[1], lambda: _sized(what, func, grammar, defined_at, calls), id(calls)
-        )
+        # keyed by the call sites object itself, not its id: an id is reused once the object
+        # is freed, and the entry keeps the object (and so its id) alive
+        return _SIZES.get(what[1], lambda: _sized(what, func, grammar, defined_at, calls), calls)
     if levels <= 0 or calls is None:
         return None
     names = [p.name for p in parameters(func)]

@@ -1291,7 +1291,7 @@ def caller_bindings(
     if levels <= 0:
         return {}
     found = _CALLER_BINDINGS.get(
-        func, partial(_first_caller_bindings, func, calls, levels), (id(calls), levels)
+        func, partial(_first_caller_bindings, func, calls, levels), (calls, levels)
     )
     return {
         name: value
