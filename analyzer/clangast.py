@@ -472,4 +472,3 @@ def iter_instances(
 #: a unit's types, once per analysis session (its files may change between analyses; the
 #: disk cache checks their stamps)
 unit_types: SessionMemo[CompileUnit, UnitTypes] = SessionMemo(_unit_types)
-

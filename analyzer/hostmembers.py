@@ -220,7 +220,12 @@ def constructors(root: tree_sitter.Node, grammar: str) -> dict[str, list[tree_si
             body = definition.parent
             declarator = definition.child_by_field_name("declarator")
             named = declarator.child_by_field_name("declarator") if declarator else None
-            if body is None or named is None or declarator.type != "function_declarator":
+            if (
+                body is None
+                or declarator is None
+                or named is None
+                or declarator.type != "function_declarator"
+            ):
                 continue
             for name in _struct_names(body):
                 if node_text(named) == name:

@@ -723,7 +723,7 @@ class HostScope:
         params = [p for p in parameters(callee) if p.name] if callee is not None else []
         if not returns or len(names) != 1 or returns[0].type != "identifier":
             return None
-        if len(params) != len(args) or callee is self.func:
+        if callee is None or len(params) != len(args) or callee is self.func:
             return None
         bound: dict[str, sympy.Expr] = {}
         for param, arg in zip(params, args, strict=True):

@@ -75,10 +75,10 @@ def _subscript(node: tree_sitter.Node | None) -> tuple[str, str] | None:
 def _defined(node: tree_sitter.Node, loop: tree_sitter.Node) -> tree_sitter.Node | None:
     """`node` itself, or for a name, the value of its last definition in the blocks around
     the loop before it (`int end = ptr[r + 1];`)."""
-    node = _bare(node)
-    if node is None or node.type != "identifier":
-        return node
-    name = node_text(node)
+    bare = _bare(node)
+    if bare is None or bare.type != "identifier":
+        return bare
+    name = node_text(bare)
     child, block = loop, loop.parent
     for _ in range(MAX_BLOCKS):
         if block is None or block.type == "function_definition":

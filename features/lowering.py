@@ -881,18 +881,19 @@ class KernelLowering:
         found = self.read_names.get(key)
         if found is not None:
             return found[1]
-        names: list[str] | None = []
+        names: list[str] = []
+        subscripted = False
         stack = [node]
         while stack:
             n = stack.pop()
             kind = n.type
             if kind == "subscript_expression":
-                names = None
+                subscripted = True
                 break
             if kind == "identifier":
                 names.append(node_text(n))
             stack.extend(n.named_children)
-        result = tuple(names) if names is not None else None
+        result = None if subscripted else tuple(names)
         self.read_names[key] = (node, result)  # the node keeps its tree, and so its id, alive
         return result
 
