@@ -19,7 +19,7 @@ import sympy
 import tree_sitter
 from roofcast.analyzer.hostvalues import HostScope, caller_bindings
 from roofcast.analyzer.index import function_name, parameters
-from roofcast.analyzer.parsing import captures, language, node_text, parse
+from roofcast.analyzer.parsing import captures, enclosing_function, language, node_text, parse
 from roofcast.analyzer.session import SessionNodeCache
 
 if TYPE_CHECKING:
@@ -310,9 +310,7 @@ def allocation_of(
     position = names.index(name)
     callee = (function_name(func) or "").split("::")[-1]
     for call, call_grammar in calls.get(callee, []):
-        caller = call.parent
-        while caller is not None and caller.type != "function_definition":
-            caller = caller.parent
+        caller = enclosing_function(call.parent)
         args = call.child_by_field_name("arguments")
         if caller is None or caller is func or args is None:
             continue

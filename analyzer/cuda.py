@@ -22,7 +22,7 @@ from roofcast.analyzer.hostvalues import (
 )
 from roofcast.analyzer.index import FileIndex, FunctionInfo, parameters, template_params
 from roofcast.analyzer.model import KernelIR, LaunchSite, Param
-from roofcast.analyzer.parsing import node_text
+from roofcast.analyzer.parsing import enclosing_function, node_text
 from roofcast.analyzer.session import SessionNodeCache
 
 MAX_HOST_CONTEXT_CHARS = 6000
@@ -92,12 +92,6 @@ def launch_sites(index: FileIndex) -> list[tuple[str, LaunchSite, tree_sitter.No
     return sites
 
 
-def _enclosing_function(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
-    while node is not None and node.type != "function_definition":
-        node = node.parent
-    return node
-
-
 LaunchMap = dict[str, list[tuple[LaunchSite, tree_sitter.Node]]]
 
 
@@ -128,7 +122,7 @@ def kernels_in(
         allocations: dict[str, Allocation] = {}
         if sites:
             call = sites[0][1]
-            host_fn = _enclosing_function(call)
+            host_fn = enclosing_function(call)
             host = node_text(host_fn)[:MAX_HOST_CONTEXT_CHARS] if host_fn is not None else ""
             args = call.child_by_field_name("arguments")
             outer = {}

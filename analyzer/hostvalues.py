@@ -32,6 +32,7 @@ from roofcast.analyzer.hostmembers import (
 from roofcast.analyzer.index import function_name, parameters, template_params
 from roofcast.analyzer.parsing import (
     captures,
+    enclosing_function,
     language,
     node_text,
     operator,
@@ -1313,9 +1314,7 @@ def _first_caller_bindings(
     if calls is not None and not found and params:
         found = calls.pointer_calls(name, len(params))  # rule D17: through a pointer table
     for call, call_grammar in found:
-        caller = call.parent
-        while caller is not None and caller.type != "function_definition":
-            caller = caller.parent
+        caller = enclosing_function(call.parent)
         args = call.child_by_field_name("arguments")
         if caller is None or caller is func or args is None:
             continue

@@ -106,3 +106,11 @@ def captures(query: tree_sitter.Query, node: tree_sitter.Node) -> dict[str, list
     """
     found = tree_sitter.QueryCursor(query).captures(node)
     return {name: in_document_order(nodes) for name, nodes in found.items()}
+
+
+def enclosing_function(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
+    """The function definition around `node` (a call site's caller, a launch's host
+    function); None at file level."""
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    return node
