@@ -19,7 +19,13 @@ import sympy
 import tree_sitter
 from roofcast.analyzer.hostvalues import HostScope, caller_bindings
 from roofcast.analyzer.index import function_name, parameters
-from roofcast.analyzer.parsing import captures, enclosing_function, language, node_text, parse
+from roofcast.analyzer.parsing import (
+    captures,
+    enclosing_function,
+    expression_node,
+    language,
+    node_text,
+)
 from roofcast.analyzer.session import SessionNodeCache
 
 if TYPE_CHECKING:
@@ -379,12 +385,7 @@ def region_allocations(
             if scope is None:
                 outer = caller_bindings(func, calls, placeholders=True, members=True)
                 scope = HostScope(func, grammar, outer, placeholders=True, library=calls)
-            tree = parse(f"int __roofcast = ({length});", "cpp")
-            declarations = tree.root_node.named_children
-            value_node = None
-            if declarations:
-                for declarator in declarations[0].children_by_field_name("declarator"):
-                    value_node = declarator.child_by_field_name("value")
+            value_node = expression_node(length)
             value = scope.value(value_node, at) if value_node is not None else None
             if value is not None:
                 out[name] = Allocation(value, elements=True)

@@ -33,6 +33,7 @@ from roofcast.analyzer.index import function_name, parameters, template_params
 from roofcast.analyzer.parsing import (
     captures,
     enclosing_function,
+    expression_node,
     language,
     node_text,
     operator,
@@ -1225,20 +1226,13 @@ def mapped_bytes(
     pragmas: list[str], func: tree_sitter.Node, grammar: str, at: int, element_bytes: int = 4
 ) -> sympy.Expr | None:
     """Bytes named by OpenMP `map(...)` array sections (`a[0:n]`), each array once."""
-    from roofcast.analyzer.parsing import parse
-
     scope = HostScope(func, grammar)
     sizes: dict[str, sympy.Expr] = {}
     for text in pragmas:
         if "map" not in text:
             continue
         for name, _low, length in _MAP_SECTION.findall(text):
-            tree = parse(f"int __roofcast = ({length});", "cpp")
-            decl = tree.root_node.named_children[0] if tree.root_node.named_children else None
-            init = None
-            for d in decl.children_by_field_name("declarator") if decl is not None else []:
-                init = d.child_by_field_name("value")
-            value = _value_in(scope, init, at)
+            value = _value_in(scope, expression_node(length), at)
             if value is not None:
                 sizes.setdefault(name, value * element_bytes)
     return sympy.Add(*sizes.values()) if sizes else None

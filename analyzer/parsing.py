@@ -29,6 +29,18 @@ def parse(text: str | bytes, grammar: str = "cuda") -> tree_sitter.Tree:
     return parser(grammar).parse(data)
 
 
+def expression_node(text: str) -> tree_sitter.Node | None:
+    """C expression text (a macro's body, a map section's length) parsed on its own: the
+    initialiser of a declaration made for it. Parsed, never evaluated: the text is data."""
+    tree = parse(f"int __roofcast_value = ({text});", "cpp")
+    decl = tree.root_node.named_children[0] if tree.root_node.named_children else None
+    init = None
+    if decl is not None:
+        for d in decl.children_by_field_name("declarator"):
+            init = d.child_by_field_name("value")
+    return init
+
+
 _T = TypeVar("_T")
 
 

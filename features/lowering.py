@@ -32,10 +32,10 @@ from roofcast.analyzer.index import parameters, template_params
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.parsing import (
     captures,
+    expression_node,
     language,
     node_text,
     operator,
-    parse,
     token_text,
 )
 from roofcast.analyzer.session import SessionNodeCache
@@ -383,7 +383,7 @@ class KernelLowering:
                 "N4 macros", MAX_MACRO_DEPTH, f"in macro {name}", "an integer value left unknown"
             )
             return None
-        init = _expression_node(text)
+        init = expression_node(text)
         self.macro_depth += 1
         try:
             value = self.value(init) if init is not None else None
@@ -557,7 +557,7 @@ class KernelLowering:
             lambda m: m.group(1) if self.lookup(m.group(1)) is not None else m.group(0),
             node_text(node),
         )
-        init = _expression_node(text)
+        init = expression_node(text)
         if init is None:
             return None
         result = self._value_tree(init)
@@ -2707,18 +2707,6 @@ def method_class(callee) -> tuple[str, list[str]] | None:
 
 _AMBIGUOUS = object()  # `_value_tree`: a `(name) + x` read as a cast; see value_unambiguous
 _PARENTHESIZED_NAME = re.compile(r"\(\s*([A-Za-z_]\w*)\s*\)")
-
-
-def _expression_node(text: str) -> tree_sitter.Node | None:
-    """C expression text (a macro's body, a re-read expression) parsed on its own: the
-    initialiser of a declaration made for it."""
-    tree = parse(f"int __roofcast_value = ({text});", "cpp")
-    decl = tree.root_node.named_children[0] if tree.root_node.named_children else None
-    init = None
-    if decl is not None:
-        for d in decl.children_by_field_name("declarator"):
-            init = d.child_by_field_name("value")
-    return init
 
 
 def _uncast(node: tree_sitter.Node) -> tree_sitter.Node:
