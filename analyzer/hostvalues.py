@@ -880,6 +880,18 @@ def find_struct(
     root = func
     while root.parent is not None:
         root = root.parent
+    return _STRUCTS.get(
+        root, partial(_find_struct, name, root, grammar, library), (name, grammar, library)
+    )
+
+
+#: (file root, name, grammar, library) -> `find_struct`'s answer: asked for each member read
+_STRUCTS = SessionNodeCache(1024)
+
+
+def _find_struct(
+    name: str, root: tree_sitter.Node, grammar: str, library: CallSites | None
+) -> Struct | None:
     places = [(root, grammar)]
     if library is not None:
         # a file whose text does not name the struct cannot define it: not walked for its
