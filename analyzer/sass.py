@@ -301,12 +301,19 @@ def callee_name(target: str) -> str:
 
 
 def program_function(target: str) -> bool:
-    """S15: whether a CALL target is a function of the program (run on every call), not a
-    toolkit routine (a name reserved to the implementation: `__internal_accurate_pow`,
-    `__cuda_sm20_div_rn_f64_full`, S6's slow paths) nor a local label (`.L_x_7`, a
-    compiler's jump to a function's return)."""
+    """S15: whether a CALL target is a function run on every call: the program's, or a
+    toolkit routine that is a math function's core (S23: `__internal_accurate_pow`, pow's
+    logarithm and exponential for every finite non-zero base); not the other toolkit
+    routines (a name reserved to the implementation: `__cuda_sm20_div_rn_f64_full`, S6's
+    slow paths) nor a local label (`.L_x_7`, a compiler's jump to a function's return)."""
     name = callee_name(target)
+    if name.startswith(_CORE_ROUTINES):
+        return True
     return bool(name) and not name.startswith(("__", ".")) and name not in _RUNTIME
+
+
+#: S23: toolkit routines a math function calls on its common path (not a rare case)
+_CORE_ROUTINES = ("__internal_accurate_",)
 
 
 #: the device runtime's functions (their code is not in the unit)
