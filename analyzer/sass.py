@@ -384,11 +384,16 @@ def remainder_chunks(function: SassFunction, loops: list[Loop]) -> set[int]:
 def slow_path_addresses(function: SassFunction) -> set[int]:
     """Rule S6: addresses of subroutines reached by CALL (the `__internal_*` slow paths of
     division, sqrt and the like), from their label to their RET; not the functions of the
-    program (S15)."""
+    program (S15). A `CALL` to a local label (`@!P0 CALL.REL.NOINC .L_x_45` before a loop's
+    back edge) is S24's loop exit, not a subroutine: what follows its label is the code
+    after the loop."""
     targets = {
         i.target
         for i in function.instructions
-        if i.base == "CALL" and i.target and not program_function(i.target)
+        if i.base == "CALL"
+        and i.target
+        and not i.target.startswith(".")
+        and not program_function(i.target)
     }
     starts = {function.labels[t] for t in targets if t in function.labels}
     out: set[int] = set()

@@ -394,3 +394,39 @@ def test_clangs_pow_counts_its_core_routine(tmp_path: Path) -> None:
     core = sum(g.counts["integer"] for g in routine)
     fv = _count(folder, tmp_path / "cache")
     assert fv.int_ops >= core > 20  # the routine runs once, its bit twiddling included
+
+
+# Written for these tests: ptxas's loop exit through a CALL to a local label (line 2's loop
+# of 8 trips leaves by `@!P0 CALL .L_x_1`, its back edge the BRA after it), then code after
+# the loop (line 4: one FFMA) and a toolkit slow path ending in RET (off the main path, S6).
+EXIT_CALL = """\
+        .section        .text._Z1kPf,"ax",@progbits
+_Z1kPf:
+        //## File "/s/k.cu", line 1
+        /*0000*/                   MOV R2, RZ ;
+.L_x_0:
+        //## File "/s/k.cu", line 2
+        /*0010*/                   FADD R2, R2, R3 ;
+        /*0020*/                   IADD3 R5, R5, 0x1, RZ ;
+        /*0030*/                   ISETP.GE.AND P0, PT, R5, 0x8, PT ;
+        /*0040*/              @!P0 CALL.REL.NOINC `(.L_x_1) ;
+        /*0050*/                   BRA `(.L_x_0) ;
+.L_x_1:
+        //## File "/s/k.cu", line 4
+        /*0060*/                   FFMA R2, R2, R2, R3 ;
+        /*0070*/               @P1 CALL.REL.NOINC `($__internal_0_$__cuda_sm20_rcp_slowpath) ;
+        /*0080*/                   EXIT ;
+$__internal_0_$__cuda_sm20_rcp_slowpath:
+        /*0090*/                   FFMA R2, R3, R3, R2 ;
+        /*00a0*/                   RET.REL.NODEC R20 `(_Z1kPf) ;
+.L_x_2:
+        /*00b0*/                   BRA `(.L_x_2);
+"""
+
+
+@pytest.mark.rule("S24")
+def test_a_call_to_a_local_label_is_a_loop_exit_not_a_slow_path() -> None:
+    sass = classify_kernel(parse_disassembly(EXIT_CALL)["_Z1kPf"])
+    counts = class_counts(sass, {("/s/k.cu", 2): (sympy.Integer(8),), ("/s/k.cu", 4): ()})
+    assert counts["fadd"] == 8  # the loop's body, 8 trips
+    assert counts["ffma"] == 1  # the code after the loop runs; the slow path's does not
