@@ -639,27 +639,18 @@ def branched_over(
         }
         for loop in kept
     }
-    spans: list[tuple[int, int, list[Loop]]] = []
+    out = []
     for inst in function.instructions:
         if inst.base != "BRA" or not inst.guard or inst.target is None:
             continue
         target = function.labels.get(inst.target)
         if target is None or target <= inst.address:
             continue
-        loops_in = [lp for lp in kept if inst.address < lp.start and lp.end < target]
-        if loops_in:
-            spans.append((inst.address, target, loops_in))
-    out = []
-    for first, target, loops_in in spans:
-        # S25: a region whose every kept loop lies in a smaller region inside it (an `if`
-        # around a call of cosf) is not itself the library's rare case: the smaller is
-        nested = [
-            (b, t) for b, t, _ in spans if first <= b and t <= target and (b, t) != (first, target)
-        ]
-        if all(any(b < lp.start and lp.end < t for b, t in nested) for lp in loops_in):
-            continue
         found: set[tuple[tuple[str, int], ...]] = set()
-        for loop in loops_in:
-            found |= wheres[(loop.start, loop.end)]
-        out.append((first, target, sorted(found)))
+        for loop in kept:
+            if inst.address < loop.start and loop.end < target:
+                found |= wheres[(loop.start, loop.end)]
+        inside = sorted(found)
+        if inside:
+            out.append((inst.address, target, inside))
     return out

@@ -442,39 +442,6 @@ def test_branched_over_region_is_slow_only_without_a_source_loop() -> None:
     assert unseen["integer"] == 4
 
 
-# Written for these tests: a user `if` (line 2, branched over by `@P0 BRA .L_x_9`) holding
-# user code (line 2: FMUL, line 4: FADD) and, behind a nested branch, a library loop on a
-# header's line (the range reduction of a cosf on line 3).
-NESTED = """\
-        .section        .text._Z1qPf,"ax",@progbits
-        //## File "/s/q.cu", line 2
-        /*0000*/                   FSETP.GT.AND P0, PT, R3, 1e-05, PT ;
-        /*0010*/               @P0 BRA `(.L_x_9) ;
-        /*0020*/                   FMUL R5, R3, R3 ;
-        //## File "/s/cuda_math.h", line 84
-        /*0030*/                   FSETP.GE.AND P1, PT, |R5|, 105615, PT ;
-        /*0040*/              @!P1 BRA `(.L_x_5) ;
-.L_x_7:
-        /*0050*/                   IADD3 R10, R10, 0x1, RZ ;
-        /*0060*/                   ISETP.NE.AND P6, PT, R10, 0x6, PT ;
-        /*0070*/               @P6 BRA `(.L_x_7) ;
-.L_x_5:
-        //## File "/s/q.cu", line 4
-        /*0080*/                   FADD R5, R5, R5 ;
-.L_x_9:
-        /*0090*/                   EXIT ;
-"""
-
-
-@pytest.mark.rule("S25")
-def test_an_if_around_a_library_slow_path_is_no_slow_path_itself() -> None:
-    kernel = classify_kernel(parse_disassembly(NESTED)["_Z1qPf"])
-    assert len(kernel.regions) == 1  # the nested branch's, not the user `if`'s
-    counts = class_counts(kernel, {("/s/q.cu", 2): (), ("/s/q.cu", 4): ()})
-    assert (counts["fmul"], counts["fadd"]) == (1, 1)  # the `if` body runs
-    assert counts.get("integer", 0) == 0  # the range reduction's loop does not
-
-
 @needs_tools
 def test_evaluate_compile_reports_compiled_share(tmp_path: Path) -> None:
     import os
