@@ -437,7 +437,7 @@ def exclusive_paths(function: SassFunction, loops: list[Loop]) -> set[int]:
         if inst.base == "BRA" and inst.target in function.labels
     ]
     drop: set[int] = set()
-    pairs = []
+    sides: list[tuple[int, list[Instruction], list[Instruction]]] = []
     for n, inst in enumerate(insts):
         if inst.base != "BRA" or not inst.guard or inst.target is None:
             continue
@@ -447,22 +447,49 @@ def exclusive_paths(function: SassFunction, loops: list[Loop]) -> set[int]:
         i1 = index[t1]
         i2 = _other_side_end(insts, insts[i1 - 1], i1, function.labels, index)
         if i2 is None:
+            # S26: the `then` arm predicated before the branch that skips the `else`
+            guarded = _guarded_before(insts, n, set(function.labels.values()))
+            if guarded and _sealed(inst.address, insts[i1 - 1].address, t1, into, loops):
+                sides.append((n - index[guarded[0].address], guarded, insts[n + 1 : i1]))
             continue
-        first, end = inst.address, insts[i2 - 1].address
-        entered = any(not first <= src <= end and first < dst <= end for src, dst in into)
-        crossed = any(
-            (lp.start <= t1 <= lp.end) != (lp.start <= first <= lp.end)
-            or (lp.start <= end <= lp.end) != (lp.start <= first <= lp.end)
-            for lp in loops
-        )
-        if not entered and not crossed:
-            pairs.append((n, i1, i2))
-    for n, i1, i2 in sorted(pairs, key=lambda d: d[2] - d[0]):
-        then, other = insts[n + 1 : i1], insts[i1:i2]
+        if _sealed(inst.address, insts[i2 - 1].address, t1, into, loops):
+            sides.append((i2 - n, insts[n + 1 : i1], insts[i1:i2]))
+    for _, then, other in sorted(sides, key=lambda d: d[0]):
         cheaper = then if _cost(then, drop) < _cost(other, drop) else other
         drop.update(i.address for i in cheaper)
     drop |= _complementary(insts, function.labels)
     return drop
+
+
+def _sealed(first: int, end: int, t1: int, into: list[tuple[int, int]], loops: list[Loop]) -> bool:
+    """S10: whether the code from a branch at `first` to `end` is entered by no branch from
+    elsewhere and cut by no kept loop's edge (`t1` the branch's target)."""
+    entered = any(not first <= src <= end and first < dst <= end for src, dst in into)
+    crossed = any(
+        (lp.start <= t1 <= lp.end) != (lp.start <= first <= lp.end)
+        or (lp.start <= end <= lp.end) != (lp.start <= first <= lp.end)
+        for lp in loops
+    )
+    return not entered and not crossed
+
+
+def _guarded_before(insts: list[Instruction], n: int, starts: set[int]) -> list[Instruction]:
+    """S26: the instructions of the straight code before the conditional branch `insts[n]`
+    that carry its guard (`@!P0 FADD ...; @!P0 BRA L`), back to the block's start or to an
+    instruction that touches the predicate: a thread runs them only when it takes the
+    branch, past the code the branch skips."""
+    guard = insts[n].guard
+    name = guard.lstrip("@!")
+    out: list[Instruction] = []
+    for k in range(n - 1, -1, -1):
+        inst = insts[k]
+        if inst.base in _FLOW_END or name in _PREDICATE.findall(inst.operands):
+            break
+        if inst.guard == guard:
+            out.append(inst)
+        if inst.address in starts:
+            break
+    return out[::-1]
 
 
 def _other_side_end(
