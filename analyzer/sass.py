@@ -252,10 +252,37 @@ def find_loops(function: SassFunction) -> list[Loop]:
                 smallest = min(work(r) for r in rest)
                 if smallest > 0:
                     unroll = max(1, round(work(main) / smallest))
+                elif work(main) == 0:  # S25: integer work only, by the counters' steps
+                    unroll = _step_ratio(insts, main, rest)
             copies = 1 if rest else _copies(insts, main, raw)
             loops.append(Loop(main[0], main[1], main[2], unroll, copies=copies))
             loops.extend(Loop(r[0], r[1], r[2], 1, remainder=True, main=main[0]) for r in rest)
     return sorted(loops, key=lambda loop: (loop.start, -loop.end))
+
+
+def _counter_step(insts: list[Instruction], loop: tuple) -> int | None:
+    """S25: the constant step of a loop's first self-update `IADD3 R6, R6, -0x8, RZ`."""
+    for inst in insts:
+        if not loop[0] <= inst.address <= loop[1] or inst.base != "IADD3" or inst.guard:
+            continue
+        ops = [o.strip() for o in inst.operands.split(",")]
+        if len(ops) == 4 and ops[0] == ops[1] and ops[3] == "RZ":
+            try:
+                return abs(int(ops[2], 16 if "0x" in ops[2] else 10))
+            except ValueError:
+                continue
+    return None
+
+
+def _step_ratio(insts: list[Instruction], main: tuple, rest: list[tuple]) -> int:
+    """S25: the unroll factor of a main loop with no FP or memory work (an integer
+    recurrence unrolled U times): its counter's step over its remainders' (1 if unknown)."""
+    big = _counter_step(insts, main)
+    steps = [_counter_step(insts, r) for r in rest]
+    small = min((s for s in steps if s), default=None)
+    if big and small and big % small == 0:
+        return big // small
+    return 1
 
 
 def _mains(

@@ -430,3 +430,38 @@ def test_a_call_to_a_local_label_is_a_loop_exit_not_a_slow_path() -> None:
     counts = class_counts(sass, {("/s/k.cu", 2): (sympy.Integer(8),), ("/s/k.cu", 4): ()})
     assert counts["fadd"] == 8  # the loop's body, 8 trips
     assert counts["ffma"] == 1  # the code after the loop runs; the slow path's does not
+
+
+# Written for these tests: an integer recurrence (line 5) unrolled 8 times by folding eight
+# steps into one (no FP or memory work in the loop), then its remainder loop stepping by 1.
+RECURRENCE = """\
+        .section        .text._Z1rPj,"ax",@progbits
+_Z1rPj:
+        //## File "/s/r.cu", line 4
+        /*0000*/                   LOP3.LUT R6, R5, 0x7ffffff8, RZ, 0xc0, !PT ;
+.L_x_0:
+        //## File "/s/r.cu", line 5
+        /*0010*/                   IADD3 R6, R6, -0x8, RZ ;
+        /*0020*/                   IMAD R5, R5, R0, 0x5e9248d8 ;
+        /*0030*/                   ISETP.NE.AND P1, PT, R6, RZ, PT ;
+        /*0040*/                @P1 BRA `(.L_x_0) ;
+.L_x_1:
+        /*0050*/                   IADD3 R4, R4, -0x1, RZ ;
+        /*0060*/                   IMAD R5, R5, R7, 0x1 ;
+        /*0070*/                   ISETP.NE.AND P0, PT, R4, RZ, PT ;
+        /*0080*/                @P0 BRA `(.L_x_1) ;
+        //## File "/s/r.cu", line 6
+        /*0090*/                   STG.E [R2.64], R5 ;
+        /*00a0*/                   EXIT ;
+.L_x_2:
+        /*00b0*/                   BRA `(.L_x_2);
+"""
+
+
+@pytest.mark.rule("S25")
+def test_an_integer_loop_is_unrolled_by_its_counters_step() -> None:
+    sass = classify_kernel(parse_disassembly(RECURRENCE)["_Z1rPj"])
+    assert [(loop.unroll, loop.remainder) for loop in sass.loops] == [(8, False), (1, True)]
+    n = sympy.Symbol("n", positive=True)
+    counts = class_counts(sass, {("/s/r.cu", 4): (), ("/s/r.cu", 5): (n,)})
+    assert sympy.simplify(counts["integer"] - (1 + 3 * n / 8)) == 0  # 3 per 8 trips
