@@ -2186,6 +2186,8 @@ class KernelLowering:
         self, position: tree_sitter.Node, name: tree_sitter.Node, offset: int
     ) -> None:
         value = self.value(name)
+        loaded = self.guarded_load(name) if value is None else None
+        value = loaded if loaded is not None else value
         if value is None:
             return
         shift, bound = value.as_coeff_Add()  # `i < n - 1`: n is one more than `n - 1`
@@ -2202,6 +2204,22 @@ class KernelLowering:
             return
         if all(n.startswith(_LAUNCH_PREFIXES) for n in names):
             self.fv.thread_guards[bound.name] = (where, offset)
+            if loaded is not None:  # U8: the local now stands for the guard's size
+                var = cast(Var, self.lookup(bound.name))
+                var.value, var.loaded, var.deps = loaded, False, frozenset()
+
+    def guarded_load(self, name: tree_sitter.Node) -> sympy.Symbol | None:
+        """Rule U8: a local integer of unknown value set before any loop (`int n =
+        p->count;`, read from memory) that a thread guard compares with a thread position,
+        as a symbol of its own name (the guard then sizes it, U6); None for anything else."""
+        if name.type != "identifier":
+            return None
+        var = self.lookup(node_text(name))
+        if var is None or var.value is not None or var.type.pointer or var.space != "scalar":
+            return None
+        if not (var.type.is_int or var.type.kind == "unknown") or var.set_at != ():
+            return None
+        return symbol(node_text(name))
 
     def _s_preproc_include(self, node: tree_sitter.Node) -> None:
         """A header pasted into a body (`for (...) { #include "step.h" }`): count its code."""
