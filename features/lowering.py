@@ -165,6 +165,8 @@ class Var:
     set_at: tuple[int, ...] | None = None
     #: a cooperative group's threads (C14): `warp.size()` of a `thread_block_tile<32>`
     group: sympy.Expr | None = None
+    #: a kernel's struct parameter passed by value (D29): its fields are `name.field`
+    fields: bool = False
 
 
 @dataclass
@@ -445,6 +447,11 @@ class KernelLowering:
             member = node.child_by_field_name("field")
             if base is not None and member is not None and node_text(base) in BUILTIN_VECTORS:
                 return builtin(node_text(base), node_text(member))
+            if base is not None and member is not None and base.type == "identifier":
+                var = self.lookup(node_text(base))
+                field = f"{node_text(base)}.{node_text(member)}"
+                if var is not None and var.fields and field in self.fv.host_bindings:
+                    return symbol(field)  # D29: a field the launch passes
             return None
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
@@ -465,12 +472,29 @@ class KernelLowering:
         `<=`, `>`, `>=`, the operands told apart by their tokens, C5); other `?:` are unknown."""
         picked = whileloops.clamp(node)
         if picked is None:
-            return None
+            return self.common_arm(node)
         how, left, right = picked
         a, b = self.value(left), self.value(right)
         if a is None or b is None:
             return None
         return extremum(how, a, b)
+
+    def common_arm(self, node: tree_sitter.Node) -> sympy.Expr | None:
+        """Rule C15: `p == k ? a : b` with `p` a thread position (`blockIdx.x == last`, the
+        last block taking the remainder) is `b`, the arm every thread but a few takes
+        (`!=`: `a`); None for any other conditional."""
+        arm = whileloops.position_test(node)
+        if arm is None:
+            return None
+        test, chosen = arm
+        sides = [test.child_by_field_name("left"), test.child_by_field_name("right")]
+        values = [self.value(side) for side in sides if side is not None]
+        if len(values) != 2 or any(v is None for v in values):
+            return None
+        names = {s.name for v in values for s in cast(sympy.Expr, v).free_symbols}
+        if not any(n.startswith(THREAD_POSITION_PREFIXES) for n in names):
+            return None
+        return self.value(chosen)
 
     def _value_tree(self, root: tree_sitter.Node) -> sympy.Expr | None:
         """`value` of an expression with operators, by an explicit stack: ("eval", node,
