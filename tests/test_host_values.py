@@ -635,6 +635,37 @@ def test_members_set_through_a_pointer_or_reference_by_a_called_function(tmp_pat
     assert "n" in kernels(tmp_path)["k"].resolved.defaults
 
 
+@pytest.mark.rule("D30")
+def test_a_qualified_call_binds_the_functions_parameters(tmp_path):
+    """`cuhd::Decoder::decode(a, 12)` calls `Decoder::decode` (a static method defined out
+    of its class): its `size` is 12, so the kernel's loop runs 12 times."""
+    write(
+        tmp_path,
+        {
+            "main.cu": """\
+            __global__ void k(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            namespace cuhd {
+            struct Decoder { static void decode(float* a, int size); };
+            }
+            void cuhd::Decoder::decode(float* a, int size) {
+              k<<<1, 32>>>(a, size);
+            }
+            int main() {
+              float* a = 0;
+              cuhd::Decoder::decode(a, 12);
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert k.resolved.bindings["n"] == 12 and not k.resolved.defaults
+    assert k.resolved.flops["sp"] == 12
+
+
 @pytest.mark.rule("D29")
 def test_a_struct_passed_by_value_to_a_kernel_passes_its_fields(tmp_path):
     """`k<<<...>>>(a, cfg, d)`: the kernel's `cfg.rows` is main's 10 (through `run`, D23),
