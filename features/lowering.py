@@ -472,29 +472,12 @@ class KernelLowering:
         `<=`, `>`, `>=`, the operands told apart by their tokens, C5); other `?:` are unknown."""
         picked = whileloops.clamp(node)
         if picked is None:
-            return self.common_arm(node)
+            return None
         how, left, right = picked
         a, b = self.value(left), self.value(right)
         if a is None or b is None:
             return None
         return extremum(how, a, b)
-
-    def common_arm(self, node: tree_sitter.Node) -> sympy.Expr | None:
-        """Rule C15: `p == k ? a : b` with `p` a thread position (`blockIdx.x == last`, the
-        last block taking the remainder) is `b`, the arm every thread but a few takes
-        (`!=`: `a`); None for any other conditional."""
-        arm = whileloops.position_test(node)
-        if arm is None:
-            return None
-        test, chosen = arm
-        sides = [test.child_by_field_name("left"), test.child_by_field_name("right")]
-        values = [self.value(side) for side in sides if side is not None]
-        if len(values) != 2 or any(v is None for v in values):
-            return None
-        names = {s.name for v in values for s in cast(sympy.Expr, v).free_symbols}
-        if not any(n.startswith(THREAD_POSITION_PREFIXES) for n in names):
-            return None
-        return self.value(chosen)
 
     def _value_tree(self, root: tree_sitter.Node) -> sympy.Expr | None:
         """`value` of an expression with operators, by an explicit stack: ("eval", node,

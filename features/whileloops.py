@@ -211,16 +211,3 @@ def clamp(node: tree_sitter.Node) -> tuple[str, tree_sitter.Node, tree_sitter.No
     if picks == sides[::-1]:
         return ("max" if smaller_first else "min"), left, right
     return None
-
-
-def position_test(node: tree_sitter.Node) -> tuple[tree_sitter.Node, tree_sitter.Node] | None:
-    """Rule C15: (the `==`/`!=` test, the arm taken when the test says "not this one") of a
-    conditional `a == b ? x : y` (`y`) or `a != b ? x : y` (`x`); None for any other."""
-    test = _bare(node.child_by_field_name("condition"))
-    chosen = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
-    if test is None or test.type != "binary_expression" or chosen[0] is None or chosen[1] is None:
-        return None
-    op = operator(test)
-    if op not in ("==", "!="):
-        return None
-    return test, chosen[1] if op == "==" else chosen[0]
