@@ -124,7 +124,8 @@ def counter_updates(body: tree_sitter.Node | None, var: str) -> list[tree_sitter
 def _declared(node: tree_sitter.Node) -> set[str]:
     """The names a declaration introduces (`int a = 1, *p, b[4];`)."""
     out: set[str] = set()
-    for decl in node.children_by_field_name("declarator"):
+    for declarator in node.children_by_field_name("declarator"):
+        decl: tree_sitter.Node | None = declarator
         while decl is not None and decl.type != "identifier":
             decl = decl.child_by_field_name("declarator")
         if decl is not None:
