@@ -39,8 +39,8 @@ from roofcast.analyzer.parsing import (
     token_text,
 )
 from roofcast.analyzer.session import SessionNodeCache
+from roofcast.features import coopgroups, whileloops
 from roofcast.features import mathfuncs as mf
-from roofcast.features import whileloops
 from roofcast.features.asynccopy import ASYNC_COPIES, WARP, WMMA_CALLS, cp_async, fragment
 from roofcast.features.clangtypes import ClangTypes, declarator_column
 from roofcast.features.csr import csr_range
@@ -165,6 +165,10 @@ class Var:
     #: the loop nest (frame ids) where `value` was last set by a declaration or `=`; None:
     #: elsewhere or unknown (rule C7 reads a `while` counter's start only from its own nest)
     set_at: tuple[int, ...] | None = None
+    #: a cooperative group's threads (C14): `warp.size()` of a `thread_block_tile<32>`
+    group: sympy.Expr | None = None
+    #: a kernel's struct parameter passed by value (D29): its fields are `name.field`
+    fields: bool = False
 
 
 @dataclass
@@ -421,6 +425,9 @@ class KernelLowering:
             query = _omp_query(node)
             if query is not None:
                 return builtin(*query.split("."))
+            group = self.group_value(node)
+            if group is not None:
+                return group
         if t in _VALUE_OPERATIONS:
             return _COMPOUND
         if t == "number_literal":
@@ -442,6 +449,11 @@ class KernelLowering:
             member = node.child_by_field_name("field")
             if base is not None and member is not None and node_text(base) in BUILTIN_VECTORS:
                 return builtin(node_text(base), node_text(member))
+            if base is not None and member is not None and base.type == "identifier":
+                var = self.lookup(node_text(base))
+                field = f"{node_text(base)}.{node_text(member)}"
+                if var is not None and var.fields and field in self.fv.host_bindings:
+                    return symbol(field)  # D29: a field the launch passes
             return None
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
@@ -510,6 +522,20 @@ class KernelLowering:
             tasks.append(("apply", how, len(operands)))
             tasks.extend(("eval", operand, depth + 1) for operand in reversed(operands))
         return done[-1] if done else None
+
+    def group_value(self, call: tree_sitter.Node) -> sympy.Expr | None:
+        """Rule C14: `g.size()`, `g.thread_rank()`, ... of a local cooperative group."""
+        function = call.child_by_field_name("function")
+        if function is None or function.type != "field_expression":
+            return None
+        base = function.child_by_field_name("argument")
+        method = function.child_by_field_name("field")
+        if base is None or method is None or base.type != "identifier":
+            return None
+        var = self.lookup(node_text(base))
+        if var is None or var.group is None:
+            return None
+        return coopgroups.group_query(var.group, node_text(method))
 
     def call_value(self, call: tree_sitter.Node) -> sympy.Expr | None:
         """Rule D10: `f(a, b)` with `f`'s body one `return e;` is `e`, its parameters bound to
@@ -1239,6 +1265,12 @@ class KernelLowering:
     def track_assignment(self, name: str, op: str, right: tree_sitter.Node | None) -> None:
         var = self.lookup(name)
         if var is None:
+            # C14: `cg::thread_block_tile<32> warp = cg::tiled_partition<32>(b);` parses as
+            # `(tile < 32) > (warp = ...)`: the assignment of an undeclared name declares it
+            init = node_text(right) if right is not None and op == "=" else ""
+            group = coopgroups.group_threads("", init) if "_partition" in init else None
+            if group is not None:
+                self.declare(name, Var(UNKNOWN, group=group))
             return
         if op == "=":
             integral = var.type.is_int or var.type.kind == "unknown"
@@ -1984,6 +2016,9 @@ class KernelLowering:
                 frozenset(self.identifiers([value_node])) if value_node is not None else frozenset()
             )
             var = Var(t, space=space, value=value, deps=deps, loaded=loaded)
+            init = node_text(value_node) if value_node is not None else ""
+            if "thread_block" in base_text or "_partition" in init or "thread_block" in init:
+                var.group = coopgroups.group_threads(base_text, init)  # C14
             if value_node is not None and integral and self.any_varying(deps):
                 var.varying = True
                 var.index_value = self.index_of(value_node)
@@ -2160,6 +2195,8 @@ class KernelLowering:
         self, position: tree_sitter.Node, name: tree_sitter.Node, offset: int
     ) -> None:
         value = self.value(name)
+        loaded = self.guarded_load(name) if value is None else None
+        value = loaded if loaded is not None else value
         if value is None:
             return
         shift, bound = value.as_coeff_Add()  # `i < n - 1`: n is one more than `n - 1`
@@ -2176,6 +2213,22 @@ class KernelLowering:
             return
         if all(n.startswith(_LAUNCH_PREFIXES) for n in names):
             self.fv.thread_guards[bound.name] = (where, offset)
+            if loaded is not None:  # U8: the local now stands for the guard's size
+                var = cast(Var, self.lookup(bound.name))
+                var.value, var.loaded, var.deps = loaded, False, frozenset()
+
+    def guarded_load(self, name: tree_sitter.Node) -> sympy.Symbol | None:
+        """Rule U8: a local integer of unknown value set before any loop (`int n =
+        p->count;`, read from memory) that a thread guard compares with a thread position,
+        as a symbol of its own name (the guard then sizes it, U6); None for anything else."""
+        if name.type != "identifier":
+            return None
+        var = self.lookup(node_text(name))
+        if var is None or var.value is not None or var.type.pointer or var.space != "scalar":
+            return None
+        if not (var.type.is_int or var.type.kind == "unknown") or var.set_at != ():
+            return None
+        return symbol(node_text(name))
 
     def _s_preproc_include(self, node: tree_sitter.Node) -> None:
         """A header pasted into a body (`for (...) { #include "step.h" }`): count its code."""
@@ -2229,6 +2282,12 @@ class KernelLowering:
             return frozenset(found[inside])
 
         return _ASSIGNED.get(node, names, self.grammar)
+
+    def moved_in(self, body: tree_sitter.Node, names: set[str]) -> bool:
+        """Whether a loop body changes one of `names` (a loop bound's): an assignment
+        of it, not of a variable of the same name the body declares (rule C12)."""
+        maybe = names & self.assigned_in(body)
+        return bool(maybe) and bool(whileloops.rebinds(body, maybe))
 
     def push_frame(self, trip: sympy.Expr, node: tree_sitter.Node, variable: str = "") -> Frame:
         line = node.start_point[0] + 1 + self.line_offset
@@ -2381,7 +2440,12 @@ class KernelLowering:
 
     def _s_while_statement(self, node: tree_sitter.Node) -> None:
         counted = self.counted_while(node)
-        trip = counted.trip if counted is not None else self.unknown_trip(node)
+        if counted is not None:
+            trip = counted.trip
+        elif whileloops.never_true(node.child_by_field_name("condition")):
+            trip = sympy.Integer(1 if node.type == "do_statement" else 0)  # C13
+        else:
+            trip = self.unknown_trip(node)
         frame = self.push_frame(trip, node, counted.var if counted is not None else "")
         try:
             if node.type != "do_statement":
@@ -2431,7 +2495,7 @@ class KernelLowering:
         end = self.value(test.bound) if test.bound is not None else sympy.Integer(0)
         if step is None or end is None:
             return None
-        if test.bound is not None and self.identifiers([test.bound]) & self.assigned_in(body):
+        if test.bound is not None and self.moved_in(body, self.identifiers([test.bound])):
             return None  # the bound moves inside the loop
         kind, amount = step
         start = zero_thread_position(var.value)
@@ -2516,7 +2580,7 @@ class KernelLowering:
         kind, amount = step
         body = node.child_by_field_name("body")
         bound_names = self.identifiers([cond]) - {var}
-        if body is not None and bound_names & self.assigned_in(body):
+        if body is not None and self.moved_in(body, bound_names):
             return self.unknown_trip(node), var, None  # the bound moves inside the loop
         if update is not None and "gridDim" in node_text(update):
             self.fv.grid_stride_loops += 1
