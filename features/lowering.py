@@ -40,7 +40,7 @@ from roofcast.analyzer.parsing import (
 )
 from roofcast.analyzer.session import SessionNodeCache
 from roofcast.features import mathfuncs as mf
-from roofcast.features import whileloops
+from roofcast.features import threadshare, whileloops
 from roofcast.features.asynccopy import ASYNC_COPIES, WARP, WMMA_CALLS, cp_async, fragment
 from roofcast.features.clangtypes import ClangTypes, declarator_column
 from roofcast.features.csr import csr_range
@@ -172,6 +172,8 @@ class Frame:
     assigned: frozenset[str]
     #: the loop's (file, first line, last line): compile mode's call sites (S14)
     span: tuple[str, int, int] = ("", 0, 0)
+    #: compile mode: its trips per thread averaged over the launch (S17; else `trip`)
+    line_trip: sympy.Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -255,6 +257,8 @@ class KernelLowering:
         #: the inlined call being walked: (its number, the kernel's line it is on) (S14)
         self.inlined_at: tuple[int, tuple[str, int]] | None = None
         self.own_lines: set[tuple[str, int]] = set()  # lines noted in the kernel's function
+        self.thread_share: sympy.Expr = sympy.Integer(1)  # S16: of the threads, those here
+        self.spread: dict[int, sympy.Expr] = {}  # S17: a loop node's id -> its mean trips
 
     # ---------------------------------------------------------------- limits
     def spend(self, amount: int = 1) -> None:
@@ -2118,10 +2122,16 @@ class KernelLowering:
             # counted as taken (docs/counting.md) and also tallied apart, for the learned model.
             rare = cond is not None and "==" in node_text(cond)
             self.rare_depth += rare
+            share = self.thread_share
+            if rare and self.track_lines and cond is not None:  # S16: one thread's arm
+                self.thread_share = share * threadshare.equality_share(
+                    threadshare.equalities(cond, self.value)
+                )
             try:
                 self.stmt(node.child_by_field_name("consequence"))
             finally:
                 self.rare_depth -= rare
+                self.thread_share = share
             alt = node.child_by_field_name("alternative")
             if alt is None:
                 return
@@ -2234,6 +2244,7 @@ class KernelLowering:
         last = node.end_point[0] + 1 + self.line_offset
         span = (str(self.source_file), line, last)
         frame = Frame(id=loop.id, trip=trip, assigned=self.assigned_in(node), span=span)
+        frame.line_trip = self.spread.pop(node.id, None)
         self.frames.append(frame)
         if self.track_lines:
             self.note_line(node)  # a loop's own line (its test and update) runs once per trip
@@ -2246,7 +2257,8 @@ class KernelLowering:
         """Compile mode: the trip counts of the loops around a source line, within its own
         function (docs/counting.md S3); the innermost statement of a line is noted last."""
         where = (self.source_file, node.start_point[0] + 1 + self.line_offset)
-        self.fv.line_loops[where] = tuple(f.trip for f in self.frames[self.frame_base :])
+        self.fv.line_loops[where] = tuple(_line_trip(f) for f in self.frames[self.frame_base :])
+        threadshare.note_share(self.fv.line_shares, where, self.thread_share)
         # S14: an inlined callee's line also keeps, per inlined call, every loop around it
         if self.inlined_at is None:
             self.own_lines.add(where)
@@ -2254,8 +2266,16 @@ class KernelLowering:
         elif where not in self.own_lines:
             call, site = self.inlined_at
             self.fv.line_sites.setdefault(where, {})[call] = CallSite(
-                site, tuple(f.trip for f in self.frames), tuple(f.span for f in self.frames)
+                site, tuple(_line_trip(f) for f in self.frames), tuple(f.span for f in self.frames)
             )
+
+    def note_spread(
+        self, node: tree_sitter.Node, op: str, start: sympy.Expr, end: sympy.Expr, amount
+    ) -> None:
+        """S17: a loop striding over thread positions, its mean trips over the launch."""
+        mean = threadshare.spread_trip(op, start, end, amount)
+        if mean is not None:
+            self.spread[node.id] = mean
 
     def pop_frame(self, frame: Frame) -> None:
         self.frames.remove(frame)
@@ -2432,6 +2452,8 @@ class KernelLowering:
         if test.bound is not None and self.identifiers([test.bound]) & self.assigned_in(body):
             return None  # the bound moves inside the loop
         kind, amount = step
+        if self.track_lines and kind == "add" and not do and not test.pre:
+            self.note_spread(node, test.op, var.value, end, amount)
         start = zero_thread_position(var.value)
         end = zero_thread_position(end)
         # the first value tested: the start, or the start after one update when the update
@@ -2518,6 +2540,8 @@ class KernelLowering:
             return self.unknown_trip(node), var, None  # the bound moves inside the loop
         if update is not None and "gridDim" in node_text(update):
             self.fv.grid_stride_loops += 1
+        if self.track_lines and kind == "add":
+            self.note_spread(node, op, start, end, amount)
         start, end = zero_thread_position(start), zero_thread_position(end)
         trip = _trip(op, start, end, kind, amount)
         if trip is None:
@@ -2891,6 +2915,10 @@ def _advance(start: sympy.Expr, kind: str, amount: sympy.Expr) -> sympy.Expr | N
     if start.is_Integer and amount.is_Integer and amount != 0:
         return sympy.Integer(int(start) // int(amount)) if start >= 0 else None
     return start / amount if amount != 0 else None
+
+
+def _line_trip(frame: Frame) -> sympy.Expr:
+    return frame.trip if frame.line_trip is None else frame.line_trip
 
 
 def _trip(
