@@ -2453,7 +2453,7 @@ class KernelLowering:
             return None  # the bound moves inside the loop
         kind, amount = step
         if self.track_lines and kind == "add" and not do and not test.pre:
-            self.note_spread(node, test.op, var.value, end, amount)
+            self.note_spread(body.parent, test.op, var.value, end, amount)
         start = zero_thread_position(var.value)
         end = zero_thread_position(end)
         # the first value tested: the start, or the start after one update when the update
