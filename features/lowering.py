@@ -1890,6 +1890,7 @@ class KernelLowering:
     def _s_compound_statement(self, node: tree_sitter.Node) -> None:
         """`{ { ... } }`: a block whose only statement is a block is one level (rule N1)."""
         depth = len(self.scopes)
+        share = self.thread_share  # S16: an early `return` in it leaves fewer threads
         try:
             while True:
                 self.scopes.append({})
@@ -1902,6 +1903,7 @@ class KernelLowering:
                 self.stmt(child)
         finally:
             del self.scopes[depth:]
+            self.thread_share = share
 
     _s_declaration_list = _s_compound_statement
 
@@ -2110,6 +2112,15 @@ class KernelLowering:
 
     def _s_if_statement(self, node: tree_sitter.Node) -> None:
         """`if ... else if ... else if ...` nests in its `else`s: walked as a list (N1)."""
+        if self.track_lines and threadshare.exits(node):  # S16: `if (i >= n) return;`
+            cond = cast(tree_sitter.Node, node.child_by_field_name("condition"))
+            rest = threadshare.arm_share(threadshare.comparisons(cond, self.value, True), True)
+            self.walk_if(node)
+            self.thread_share = self.thread_share * rest
+            return
+        self.walk_if(node)
+
+    def walk_if(self, node: tree_sitter.Node) -> None:
         while True:
             self.add("branches", "C1")
             cond = node.child_by_field_name("condition")
@@ -2123,9 +2134,9 @@ class KernelLowering:
             rare = cond is not None and "==" in node_text(cond)
             self.rare_depth += rare
             share = self.thread_share
-            if rare and self.track_lines and cond is not None:  # S16: one thread's arm
-                self.thread_share = share * threadshare.equality_share(
-                    threadshare.equalities(cond, self.value)
+            if self.track_lines and cond is not None:  # S16: the threads that take it
+                self.thread_share = share * threadshare.arm_share(
+                    threadshare.comparisons(cond, self.value)
                 )
             try:
                 self.stmt(node.child_by_field_name("consequence"))

@@ -47,21 +47,71 @@ def _linear_in(expr: sympy.Expr, positions: set[sympy.Symbol]) -> bool:
     return all(sum(m) == 1 for m in poly.monoms() if any(m))
 
 
-def equality_share(pairs: Iterable[tuple[sympy.Expr, sympy.Expr]]) -> sympy.Expr:
-    """S16: the share of a launch's threads for which every `left == right` holds, from
-    those equalities that set a thread position to a value no position changes (`i == 0`,
-    `threadIdx.x == blockDim.x - 1`): one thread per value of the positions they name,
-    1 / (the product of those positions' extents). 1 when none does."""
+def _enumerated(expr: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr] | None:
+    """(its value at position 0, how many values) of a value that takes each of
+    0 .. count-1 once over the threads, plus a constant: one position (`threadIdx.x + 1`,
+    over blockDim.x values) or a block's and its thread's (`blockIdx.x * blockDim.x +
+    threadIdx.x`, over blockDim.x * gridDim.x); None for any other."""
+    positions = _positions(expr)
+    if not positions or not _linear_in(expr, positions):
+        return None
+    first = expr.subs({p: 0 for p in positions})
+    varying = sympy.expand(expr - first)
+    if len(positions) == 1:
+        (position,) = positions
+        return (first, _extent(position)) if varying == position else None
+    if len(positions) != 2:
+        return None
+    thread = next((p for p in positions if p.name.startswith("threadIdx_")), None)
+    block = next((p for p in positions if p.name.startswith("blockIdx_")), None)
+    if thread is None or block is None or thread.name[-1] != block.name[-1]:
+        return None
+    if varying != sympy.expand(block * _extent(thread) + thread):
+        return None
+    return first, _extent(thread) * _extent(block)
+
+
+def _fixed(expr: sympy.Expr, sizes: bool) -> bool:
+    """A value no thread position changes, known once the launch is (numbers, extents),
+    or with `sizes` any value no position changes (a problem size)."""
+    if sizes:
+        return not _positions(expr)
+    return all(s.name.startswith(tuple(EXTENT_OF.values())) for s in expr.free_symbols)
+
+
+def arm_share(
+    pairs: Iterable[tuple[str, sympy.Expr, sympy.Expr]], sizes: bool = False
+) -> sympy.Expr:
+    """S16: the share of a launch's threads for which every `left OP right` holds, from
+    those that compare a thread position with a value no position changes. `==` sets the
+    positions it names (`i == 0`, `threadIdx.x == blockDim.x - 1`): one thread per value
+    of the others, 1 / (the product of those positions' extents). `<` or `<=` a value of
+    numbers and extents only (`threadIdx.x < 32`; with `sizes` any value no position
+    changes, `i < n`) keeps that many of the values a position (or a block's and its
+    thread's) takes, at most all. 1 when none does."""
     named: set[sympy.Symbol] = set()
-    for left, right in pairs:
-        for position_side, other in ((left, right), (right, left)):
-            positions = _positions(position_side)
-            if positions and not _positions(other) and _linear_in(position_side, positions):
-                named |= positions
-                break
-    if not named:
-        return sympy.Integer(1)
-    return 1 / sympy.Mul(*(_extent(p) for p in sorted(named, key=lambda s: s.name)))
+    share: sympy.Expr = sympy.Integer(1)
+    for op, left, right in pairs:
+        if op == "==":
+            for position_side, other in ((left, right), (right, left)):
+                positions = _positions(position_side)
+                if positions and not _positions(other) and _linear_in(position_side, positions):
+                    named |= positions
+                    break
+            continue
+        if op in (">", ">="):
+            op, left, right = ("<" if op == ">" else "<="), right, left
+        counted = _enumerated(left)
+        if op not in ("<", "<=") or counted is None or not _fixed(right, sizes):
+            continue
+        first, count = counted
+        kept = right - first + (1 if op == "<=" else 0)
+        if kept.is_number and kept <= 0:
+            continue
+        share = share * sympy.Min(kept, count) / count
+    if named:
+        share = share / sympy.Mul(*(_extent(p) for p in sorted(named, key=lambda s: s.name)))
+    return share
 
 
 def spread_trip(
@@ -85,13 +135,22 @@ def spread_trip(
     return span / amount
 
 
-def equalities(
-    cond: tree_sitter.Node, value: Callable[[tree_sitter.Node], sympy.Expr | None]
-) -> list[tuple[sympy.Expr, sympy.Expr]]:
-    """S16: the values of both sides of each `==` that a condition's top-level `&&` chain
-    requires (an `||`, a `!`, anything else requires none of them), walked with a stack."""
+#: S16: what a comparison's failing says (`if (i >= n) return;`: the rest has `i < n`)
+_NEGATED = {">=": "<", ">": "<=", "<": ">=", "<=": ">", "!=": "=="}
+
+
+def comparisons(
+    cond: tree_sitter.Node,
+    value: Callable[[tree_sitter.Node], sympy.Expr | None],
+    failing: bool = False,
+) -> list[tuple[str, sympy.Expr, sympy.Expr]]:
+    """S16: each comparison (`==`, `<`, `<=`, `>`, `>=`) that a condition's top-level `&&`
+    chain requires, with the values of its sides (an `||`, a `!`, anything else requires
+    none of them), walked with a stack. `failing`: those its failing requires instead,
+    each of a top-level `||` chain's comparisons negated."""
+    chain = "||" if failing else "&&"
     pending = list(cond.named_children) if cond.type == "condition_clause" else [cond]
-    out: list[tuple[sympy.Expr, sympy.Expr]] = []
+    out: list[tuple[str, sympy.Expr, sympy.Expr]] = []
     while pending:
         node = pending.pop()
         while node.type == "parenthesized_expression" and node.named_children:
@@ -102,12 +161,15 @@ def equalities(
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
         if left is None or right is None:
             continue
-        if op == "&&":
+        if op == chain:
             pending += [right, left]
-        elif op == "==":
+            continue
+        if failing:
+            op = _NEGATED.get(op, "")
+        if op in ("==", "<", "<=", ">", ">="):
             values = value(left), value(right)
             if values[0] is not None and values[1] is not None:
-                out.append((values[0], values[1]))
+                out.append((op, values[0], values[1]))
     return out
 
 
@@ -120,3 +182,14 @@ def note_share(shares: dict, where: tuple[str, int], share: sympy.Expr) -> None:
             shares[where] = sympy.Integer(1)
     else:
         shares[where] = share
+
+
+def exits(node: tree_sitter.Node) -> bool:
+    """S16: an `if` without `else` whose arm is only a `return` (bare or in braces): the
+    statements after it run for the threads its condition fails for."""
+    if node.child_by_field_name("alternative") is not None:
+        return False
+    arm = node.child_by_field_name("consequence")
+    if arm is not None and arm.type == "compound_statement" and len(arm.named_children) == 1:
+        arm = arm.named_children[0]
+    return arm is not None and arm.type == "return_statement"
