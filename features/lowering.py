@@ -2121,6 +2121,7 @@ class KernelLowering:
         self.walk_if(node)
 
     def walk_if(self, node: tree_sitter.Node) -> None:
+        chained = False
         while True:
             self.add("branches", "C1")
             cond = node.child_by_field_name("condition")
@@ -2134,7 +2135,9 @@ class KernelLowering:
             rare = cond is not None and "==" in node_text(cond)
             self.rare_depth += rare
             share = self.thread_share
-            if self.track_lines and cond is not None:  # S16: the threads that take it
+            # S16: an `if` with no `else`, not in an else-if chain (no S10 pair to decide)
+            alone = node.child_by_field_name("alternative") is None and not chained
+            if self.track_lines and cond is not None and alone:  # S16: the threads taking it
                 self.thread_share = share * threadshare.arm_share(
                     threadshare.comparisons(cond, self.value)
                 )
@@ -2150,7 +2153,7 @@ class KernelLowering:
             if len(children) != 1 or children[0].type != "if_statement":
                 break
             self.spend()  # the inner `if`
-            node = children[0]
+            node, chained = children[0], True
         for child in children:
             self.stmt(child)
 
