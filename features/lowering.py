@@ -2114,7 +2114,7 @@ class KernelLowering:
         """`if ... else if ... else if ...` nests in its `else`s: walked as a list (N1)."""
         if self.track_lines and threadshare.exits(node):  # S16: `if (i >= n) return;`
             cond = cast(tree_sitter.Node, node.child_by_field_name("condition"))
-            rest = threadshare.arm_share(threadshare.comparisons(cond, self.value, True), True)
+            rest = threadshare.arm_share(threadshare.comparisons(cond, self.value, True))
             self.walk_if(node)
             self.thread_share = self.thread_share * rest
             return

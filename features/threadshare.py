@@ -71,24 +71,13 @@ def _enumerated(expr: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr] | None:
     return first, _extent(thread) * _extent(block)
 
 
-def _fixed(expr: sympy.Expr, sizes: bool) -> bool:
-    """A value no thread position changes, known once the launch is (numbers, extents),
-    or with `sizes` any value no position changes (a problem size)."""
-    if sizes:
-        return not _positions(expr)
-    return all(s.name.startswith(tuple(EXTENT_OF.values())) for s in expr.free_symbols)
-
-
-def arm_share(
-    pairs: Iterable[tuple[str, sympy.Expr, sympy.Expr]], sizes: bool = False
-) -> sympy.Expr:
+def arm_share(pairs: Iterable[tuple[str, sympy.Expr, sympy.Expr]]) -> sympy.Expr:
     """S16: the share of a launch's threads for which every `left OP right` holds, from
     those that compare a thread position with a value no position changes. `==` sets the
     positions it names (`i == 0`, `threadIdx.x == blockDim.x - 1`): one thread per value
-    of the others, 1 / (the product of those positions' extents). `<` or `<=` a value of
-    numbers and extents only (`threadIdx.x < 32`; with `sizes` any value no position
-    changes, `i < n`) keeps that many of the values a position (or a block's and its
-    thread's) takes, at most all. 1 when none does."""
+    of the others, 1 / (the product of those positions' extents). `<` or `<=` a value no
+    position changes (`threadIdx.x < 32`, `i < n`) keeps that many of the values a
+    position (or a block's and its thread's) takes, at most all. 1 when none does."""
     named: set[sympy.Symbol] = set()
     share: sympy.Expr = sympy.Integer(1)
     for op, left, right in pairs:
@@ -102,7 +91,7 @@ def arm_share(
         if op in (">", ">="):
             op, left, right = ("<" if op == ">" else "<="), right, left
         counted = _enumerated(left)
-        if op not in ("<", "<=") or counted is None or not _fixed(right, sizes):
+        if op not in ("<", "<=") or counted is None or _positions(right):
             continue
         first, count = counted
         kept = right - first + (1 if op == "<=" else 0)

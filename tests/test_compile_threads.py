@@ -22,7 +22,7 @@ BDX, GDX, BDY = symbol("blockDim_x"), symbol("gridDim_x"), symbol("blockDim_y")
 N = symbol("n")
 
 # Written for these tests: a reduction one thread per block runs, one the first warp runs,
-# and a grid-stride axpy.
+# one the threads below n run (the others return first), and a grid-stride axpy.
 KERNELS = """\
 __global__ void head(const float* x, float* out, int n) {
   float s = 0.0f;
@@ -40,6 +40,15 @@ __global__ void warp0(const float* x, float* out, int n) {
       s += x[k] * x[threadIdx.x];
     out[threadIdx.x] = s;
   }
+}
+
+__global__ void early(int n, int m, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float s = 0.0f;
+  for (int k = 0; k < m; k++)
+    s += x[k] * x[i];
+  y[i] = s;
 }
 
 __global__ void strided(int n, float a, const float* x, float* y) {
@@ -61,12 +70,14 @@ def test_equality_on_a_position_keeps_one_thread_per_value_of_the_others() -> No
 
 
 @pytest.mark.rule("S16")
-def test_a_bound_of_numbers_and_extents_keeps_that_many_positions() -> None:
+def test_a_bound_no_position_moves_keeps_that_many_positions() -> None:
     assert arm_share([("<", TX, sympy.Integer(32))]) == sympy.Min(32, BDX) / BDX
     assert arm_share([(">", sympy.Integer(32), TX)]) == sympy.Min(32, BDX) / BDX
     assert arm_share([("<=", TX + 1, BDX / 2)]) == sympy.Min(BDX / 2, BDX) / BDX
-    # a problem size bounds the arm by what is not known per launch: every thread counts
-    assert arm_share([("<", BX * BDX + TX, N)]) == 1
+    # a problem size: Min(n, threads) of the threads (fewer where the grid is rounded up)
+    assert arm_share([("<", BX * BDX + TX, N)]) == sympy.Min(N, BDX * GDX) / (BDX * GDX)
+    # a bound some thread position moves is no share
+    assert arm_share([("<", TX, TY + 4)]) == 1
     # two positions with coefficients are not an enumeration of the threads
     assert arm_share([("<", 2 * TX + TY, sympy.Integer(8))]) == 1
 
@@ -106,13 +117,15 @@ def _at(expr: sympy.Expr, **values: int) -> float:
 @pytest.mark.rule("S17")
 def test_compiled_counts_follow_the_threads_that_run_each_line(tmp_path: Path) -> None:
     counts = _counted(tmp_path)
-    launch = {"n": 4096, "blockDim_x": 256, "gridDim_x": 64}
+    launch = {"n": 4096, "m": 64, "blockDim_x": 256, "gridDim_x": 64}
     # one FMA per k, by one thread of each block: 2 n / blockDim per thread on average
     assert _at(counts["head"]["sp"], **launch) == pytest.approx(2 * 4096 / 256, rel=0.1)
     # the first warp of each block
     assert _at(counts["warp0"]["sp"], **launch) == pytest.approx(2 * 4096 * 32 / 256, rel=0.1)
-    # the loop body runs n times over the launch's 16384 threads: most run it not at all
+    # m FMAs by the n of the launch's 16384 threads that do not return
     threads = 256 * 64
+    assert _at(counts["early"]["sp"], **launch) == pytest.approx(2 * 64 * 4096 / threads, rel=0.1)
+    # the loop body runs n times over the launch's threads: most run it not at all
     assert _at(counts["strided"]["sp"], **launch) == pytest.approx(2 * 4096 / threads, rel=0.1)
     # int ops per thread: a few for every thread, the loop's for a quarter of them
     assert _at(counts["strided"]["int"], **launch) < 8
