@@ -259,6 +259,8 @@ class KernelLowering:
         self.own_lines: set[tuple[str, int]] = set()  # lines noted in the kernel's function
         self.thread_share: sympy.Expr = sympy.Integer(1)  # S16: of the threads, those here
         self.spread: dict[int, sympy.Expr] = {}  # S17: a loop node's id -> its mean trips
+        self.halving: dict[int, sympy.Expr] = {}  # S18: a loop node's id -> counter's mean
+        self.counter_means: dict[str, sympy.Expr] = {}  # S18: in the loop's body
 
     # ---------------------------------------------------------------- limits
     def spend(self, amount: int = 1) -> None:
@@ -2120,6 +2122,12 @@ class KernelLowering:
             return
         self.walk_if(node)
 
+    def share_value(self, node: tree_sitter.Node) -> sympy.Expr | None:
+        """S16's value of a comparison's side: a halving counter's mean over its loop (S18)."""
+        if node.type == "identifier" and node_text(node) in self.counter_means:
+            return self.counter_means[node_text(node)]
+        return self.value(node)
+
     def walk_if(self, node: tree_sitter.Node) -> None:
         chained = False
         while True:
@@ -2139,7 +2147,7 @@ class KernelLowering:
             alone = node.child_by_field_name("alternative") is None and not chained
             if self.track_lines and cond is not None and alone:  # S16: the threads taking it
                 self.thread_share = share * threadshare.arm_share(
-                    threadshare.comparisons(cond, self.value)
+                    threadshare.comparisons(cond, self.share_value)
                 )
             try:
                 self.stmt(node.child_by_field_name("consequence"))
@@ -2336,9 +2344,14 @@ class KernelLowering:
                     counter.index_value = self.loop_dim(node, var, trip, "loop")
                     counter.varying = True
                     self.trailing_counters(node, var, counter.index_value)
+                halving = self.halving.pop(node.id, None)
+                if var is not None and halving is not None:
+                    self.counter_means[var] = halving  # S18
                 self.stmt(node.child_by_field_name("body"))
             finally:
                 self.pop_frame(frame)
+                if var is not None:
+                    self.counter_means.pop(var, None)
         finally:
             self.scopes.pop()
 
@@ -2558,6 +2571,10 @@ class KernelLowering:
             self.note_spread(node, op, start, end, amount)
         start, end = zero_thread_position(start), zero_thread_position(end)
         trip = _trip(op, start, end, kind, amount)
+        if self.track_lines and kind in ("mul", "div") and trip is not None:
+            mean_value = threadshare.halving_mean(op, start, end, kind, amount, trip)
+            if mean_value is not None:
+                self.halving[node.id] = mean_value
         if trip is None:
             return self.unknown_trip(node), var, None
         if isinstance(trip, sympy.Integer):  # most loops: Max(n, 0) without sympy's Max

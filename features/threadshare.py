@@ -182,3 +182,22 @@ def exits(node: tree_sitter.Node) -> bool:
     if arm is not None and arm.type == "compound_statement" and len(arm.named_children) == 1:
         arm = arm.named_children[0]
     return arm is not None and arm.type == "return_statement"
+
+
+def halving_mean(
+    op: str, start: sympy.Expr, end: sympy.Expr, kind: str, amount: sympy.Expr, trip: sympy.Expr
+) -> sympy.Expr | None:
+    """S18: the mean over its trips of a counter halved down to 1 (`s = a; s > 0; s >>= 1`
+    or `s /= 2`: a, a/2, ..., 1 sum to 2a - 1) or doubled from a below an end (`s = a;
+    s < e; s *= 2`: a, 2a, ... sum to e - a), exact where a (e / a) is a power of two;
+    None for any other counter. A tree reduction's `if (tid < s)` keeps that many
+    threads on average (S16)."""
+    if amount != 2 or trip == 0 or _positions(start) or _positions(end):
+        return None
+    if kind == "div" and op in (">", "!=") and end == 0:
+        return (2 * start - 1) / trip
+    if kind == "div" and op == ">=" and end == 1:
+        return (2 * start - 1) / trip
+    if kind == "mul" and op == "<":
+        return (end - start) / trip
+    return None
