@@ -14,7 +14,7 @@ from roofcast.analyzer.discover import discover_files
 from roofcast.features import count_features
 from roofcast.features.sasscount import recount
 from roofcast.features.symbolic import position_symbol, symbol
-from roofcast.features.threadshare import arm_share, spread_trip
+from roofcast.features.threadshare import arm_share, halving_mean, spread_trip
 
 TX, BX = position_symbol("threadIdx_x"), position_symbol("blockIdx_x")
 TY = position_symbol("threadIdx_y")
@@ -22,7 +22,8 @@ BDX, GDX, BDY = symbol("blockDim_x"), symbol("gridDim_x"), symbol("blockDim_y")
 N = symbol("n")
 
 # Written for these tests: a reduction one thread per block runs, one the first warp runs,
-# one the threads below n run (the others return first), and a grid-stride axpy.
+# one the threads below n run (the others return first), a tree reduction, and a
+# grid-stride axpy.
 KERNELS = """\
 __global__ void head(const float* x, float* out, int n) {
   float s = 0.0f;
@@ -49,6 +50,19 @@ __global__ void early(int n, int m, const float* x, float* y) {
   for (int k = 0; k < m; k++)
     s += x[k] * x[i];
   y[i] = s;
+}
+
+__global__ void tree(float* x) {
+  __shared__ float part[1024];
+  int tid = threadIdx.x;
+  part[tid] = x[blockIdx.x * blockDim.x + tid];
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (tid < s)
+      part[tid] += part[tid + s];
+    __syncthreads();
+  }
+  x[blockIdx.x * blockDim.x + tid] = part[tid];
 }
 
 __global__ void strided(int n, float a, const float* x, float* y) {
@@ -93,6 +107,18 @@ def test_a_loop_striding_by_the_positions_extent_runs_the_span_over_the_stride()
     assert spread_trip(">", TX, N, BDX) is None
 
 
+@pytest.mark.rule("S18")
+def test_a_halving_counter_averages_its_values_over_its_trips() -> None:
+    trip = sympy.Integer(8)
+    # 128, 64, ..., 1 sum to 255
+    assert halving_mean(">", sympy.Integer(128), sympy.Integer(0), "div", 2, trip) == 255 / trip
+    # 1, 2, ..., 128 below 256 sum to 255
+    assert halving_mean("<", sympy.Integer(1), sympy.Integer(256), "mul", 2, trip) == 255 / trip
+    # a counter from a thread position, or by another ratio: no mean
+    assert halving_mean(">", TX, sympy.Integer(0), "div", 2, trip) is None
+    assert halving_mean(">", sympy.Integer(81), sympy.Integer(0), "div", 3, trip) is None
+
+
 def _counted(tmp_path: Path) -> dict[str, dict[str, sympy.Expr]]:
     source = tmp_path / "kernels.cu"
     source.write_text(KERNELS)
@@ -113,8 +139,7 @@ def _at(expr: sympy.Expr, **values: int) -> float:
     return float(expr.subs({s: values[s.name] for s in expr.free_symbols}))
 
 
-@pytest.mark.rule("S16")
-@pytest.mark.rule("S17")
+@pytest.mark.rule("S16", "S17", "S18")
 def test_compiled_counts_follow_the_threads_that_run_each_line(tmp_path: Path) -> None:
     counts = _counted(tmp_path)
     launch = {"n": 4096, "m": 64, "blockDim_x": 256, "gridDim_x": 64}
@@ -125,6 +150,8 @@ def test_compiled_counts_follow_the_threads_that_run_each_line(tmp_path: Path) -
     # m FMAs by the n of the launch's 16384 threads that do not return
     threads = 256 * 64
     assert _at(counts["early"]["sp"], **launch) == pytest.approx(2 * 64 * 4096 / threads, rel=0.1)
+    # s threads add at each trip: 128 + 64 + ... + 1 = 255 FADDs per block of 256 threads
+    assert _at(counts["tree"]["sp"], **launch) == pytest.approx(255 / 256, rel=0.1)
     # the loop body runs n times over the launch's threads: most run it not at all
     assert _at(counts["strided"]["sp"], **launch) == pytest.approx(2 * 4096 / threads, rel=0.1)
     # int ops per thread: a few for every thread, the loop's for a quarter of them
