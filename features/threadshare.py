@@ -47,6 +47,17 @@ def _linear_in(expr: sympy.Expr, positions: set[sympy.Symbol]) -> bool:
     return all(sum(m) == 1 for m in poly.monoms() if any(m))
 
 
+def _cycle(expr: sympy.Expr) -> sympy.Expr | None:
+    """How many values a position's remainder (`threadIdx.x % 32`) cycles through: the
+    divisor, or the position's count when that is fewer; None for any other value."""
+    if not isinstance(expr, sympy.Mod) or not expr.args[1].is_Integer or expr.args[1] < 2:
+        return None
+    counted = _enumerated(expr.args[0])
+    if counted is None:
+        return None
+    return sympy.Min(expr.args[1], counted[1])
+
+
 def _enumerated(expr: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr] | None:
     """(its value at position 0, how many values) of a value that takes each of
     0 .. count-1 once over the threads, plus a constant: one position (`threadIdx.x + 1`,
@@ -75,7 +86,8 @@ def arm_share(pairs: Iterable[tuple[str, sympy.Expr, sympy.Expr]]) -> sympy.Expr
     """S16: the share of a launch's threads for which every `left OP right` holds, from
     those that compare a thread position with a value no position changes. `==` sets the
     positions it names (`i == 0`, `threadIdx.x == blockDim.x - 1`): one thread per value
-    of the others, 1 / (the product of those positions' extents). `<` or `<=` a value no
+    of the others, 1 / (the product of those positions' extents); of a remainder
+    (`threadIdx.x % 32 == 0`) one in as many as it cycles through. `<` or `<=` a value no
     position changes (`threadIdx.x < 32`, `i < n`) keeps that many of the values a
     position (or a block's and its thread's) takes, at most all. 1 when none does."""
     named: set[sympy.Symbol] = set()
@@ -84,8 +96,14 @@ def arm_share(pairs: Iterable[tuple[str, sympy.Expr, sympy.Expr]]) -> sympy.Expr
         if op == "==":
             for position_side, other in ((left, right), (right, left)):
                 positions = _positions(position_side)
-                if positions and not _positions(other) and _linear_in(position_side, positions):
+                if not positions or _positions(other):
+                    continue
+                if _linear_in(position_side, positions):
                     named |= positions
+                    break
+                cycle = _cycle(position_side)
+                if cycle is not None:  # `threadIdx.x % 32 == 0`: one lane of each 32
+                    share = share / cycle
                     break
             continue
         if op in (">", ">="):

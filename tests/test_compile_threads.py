@@ -77,8 +77,10 @@ def test_equality_on_a_position_keeps_one_thread_per_value_of_the_others() -> No
     assert arm_share([("==", TX, sympy.Integer(0))]) == 1 / BDX
     assert arm_share([("==", BX * BDX + TX, sympy.Integer(0))]) == 1 / (BDX * GDX)
     assert arm_share([("==", BDX - 1, TX), ("==", TY, sympy.Integer(0))]) == 1 / (BDX * BDY)
+    # a remainder: one lane of each 32 (of each blockDim.x, when that is fewer)
+    assert arm_share([("==", sympy.Mod(TX, 32), sympy.Integer(0))]) == 1 / sympy.Min(32, BDX)
     # not one thread: a value of the position that repeats, or one compared with another's
-    assert arm_share([("==", sympy.Mod(TX, 32), sympy.Integer(0))]) == 1
+    assert arm_share([("==", sympy.floor(TX / 2), sympy.Integer(0))]) == 1
     assert arm_share([("==", TX, TY)]) == 1
     assert arm_share([("==", N, sympy.Integer(3))]) == 1
 
