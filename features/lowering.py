@@ -2479,8 +2479,9 @@ class KernelLowering:
         if test.bound is not None and self.identifiers([test.bound]) & self.assigned_in(body):
             return None  # the bound moves inside the loop
         kind, amount = step
-        if self.track_lines and kind == "add" and not do and not test.pre:
-            self.note_spread(body.parent, test.op, var.value, end, amount)
+        loop = body.parent  # the `while` itself
+        if self.track_lines and kind == "add" and not do and not test.pre and loop is not None:
+            self.note_spread(loop, test.op, var.value, end, amount)
         start = zero_thread_position(var.value)
         end = zero_thread_position(end)
         # the first value tested: the start, or the start after one update when the update
