@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import sympy
 from roofcast.analyzer.compile import Compiler, template_args
+from roofcast.analyzer.hostvalues import has_unknown
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.sass import CLASSES, KernelSass, LineCounts
 from roofcast.analyzer.session import SessionMemo
@@ -381,13 +382,27 @@ def recount(
     if sass is None:
         features.counted_from, features.counted_why = "source", why
         return
-    by_line = line_class_counts(
-        sass, features.line_loops, features.line_sites, features.line_shares
-    )
+    host = ir.host_bindings or {}
+    solved = {n for n, v in host.items() if not has_unknown(sympy.sympify(v))}
+    known = features.symbols | solved | set(bound or {})
+    shares = known_shares(features.line_shares, known)
+    by_line = line_class_counts(sass, features.line_loops, features.line_sites, shares)
     apply_sass(features, _summed(by_line))
     features.sass_by_line = own_lines(by_line, ir.file)
     features.counted_from = "sass"
     features.counted_why = compiler.how(ir.file, ir.name)
+
+
+def known_shares(shares: Mapping[Where, sympy.Expr], known: set[str]) -> dict[Where, sympy.Expr]:
+    """S16: the shares over launch extents and `known` names (the source counts' symbols,
+    the host's and the command line's bindings); any other (a bound only the guard reads,
+    that no launch binds) is 1: its value would be a default, not known."""
+    out: dict[Where, sympy.Expr] = {}
+    for where, share in shares.items():
+        names = {s.name for s in share.free_symbols}
+        extents = {n for n in names if n.startswith(("blockDim_", "gridDim_"))}
+        out[where] = share if names - extents <= known else sympy.Integer(1)
+    return out
 
 
 def own_lines(by_line: Mapping[Where, Mapping[str, sympy.Expr]], file: str) -> dict:

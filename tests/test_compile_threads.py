@@ -12,7 +12,7 @@ import sympy
 from roofcast.analyzer.compile import Compiler
 from roofcast.analyzer.discover import discover_files
 from roofcast.features import count_features
-from roofcast.features.sasscount import recount
+from roofcast.features.sasscount import known_shares, recount
 from roofcast.features.symbolic import position_symbol, symbol
 from roofcast.features.threadshare import arm_share, halving_mean, spread_trip
 
@@ -121,6 +121,17 @@ def test_a_halving_counter_averages_its_values_over_its_trips() -> None:
     assert halving_mean(">", sympy.Integer(81), sympy.Integer(0), "div", 3, trip) is None
 
 
+@pytest.mark.rule("S16")
+def test_a_share_over_a_name_nothing_binds_counts_every_thread() -> None:
+    where = ("/k.cu", 3)
+    bounded = {where: sympy.Min(N, BDX * GDX) / (BDX * GDX)}
+    assert known_shares(bounded, {"n"}) == bounded
+    # n would take a default (1024), not its value: the arm counts for every thread
+    assert known_shares(bounded, set()) == {where: 1}
+    # launch extents are always known
+    assert known_shares({where: 1 / BDX}, set()) == {where: 1 / BDX}
+
+
 def _counted(tmp_path: Path) -> dict[str, dict[str, sympy.Expr]]:
     source = tmp_path / "kernels.cu"
     source.write_text(KERNELS)
@@ -129,9 +140,10 @@ def _counted(tmp_path: Path) -> dict[str, dict[str, sympy.Expr]]:
         pytest.skip(f"no compiler: {compiler.unavailable()}")
     found = discover_files([source], [tmp_path], {}, frozenset(), None)
     out = {}
+    bound = {"n": "4096", "m": "64"}  # as `-D`: a guard's bound is known (S16)
     for ir in found.kernels:
-        fv = count_features(ir, {}, line_loops=True)
-        recount(ir, fv, compiler)
+        fv = count_features(ir, bound, line_loops=True)
+        recount(ir, fv, compiler, bound)
         assert fv.counted_from == "sass", fv.counted_why
         out[ir.name] = {"sp": fv.flops_sp, "int": fv.int_ops}
     return out
