@@ -67,6 +67,8 @@ from roofcast.features.symbolic import (
     BUILTIN_VECTORS,
     THREAD_POSITION_PREFIXES,
     builtin,
+    mean_thread_position,
+    on_thread_position,
     position_symbol,
     symbol,
     unknown_trip_symbol,
@@ -2570,6 +2572,8 @@ class KernelLowering:
             self.fv.grid_stride_loops += 1
         if self.track_lines and kind == "add":
             self.note_spread(node, op, start, end, amount)
+        if kind == "add" and on_thread_position(end) and not on_thread_position(start):
+            end = mean_thread_position(end)  # S27: `j < i` averaged over the threads
         start, end = zero_thread_position(start), zero_thread_position(end)
         trip = _trip(op, start, end, kind, amount)
         if self.track_lines and kind in ("mul", "div") and trip is not None:

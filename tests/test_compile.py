@@ -506,6 +506,40 @@ def test_a_thread_runs_one_of_two_exclusive_paths() -> None:
     assert (("/s/e.cu", 3),) not in {g.where for g in kernel.groups}
 
 
+# Written for these tests: clang's if/else with its `then` arm predicated before the branch
+# that skips the `else` (line 3: one FADD under @!P0, then @!P0 BRA over line 5's FFMA and
+# FADD); then the same shape with P0 written again between the arm and the branch.
+PREDICATED_THEN = """\
+        .section        .text._Z1pPf,"ax",@progbits
+        //## File "/s/p.cu", line 2
+        /*0000*/                   ISETP.NE.AND P0, PT, R11, RZ, PT ;
+        //## File "/s/p.cu", line 3
+        /*0010*/              @!P0 FADD R9, R6, -R9 ;
+        /*0020*/              @!P0 BRA `(.L_x_1) ;
+        //## File "/s/p.cu", line 5
+        /*0030*/                   FFMA R5, R5, -2, R4 ;
+        /*0040*/                   FADD R9, R0, R5 ;
+.L_x_1:
+        //## File "/s/p.cu", line 6
+        /*0050*/                   STG.E [R2.64], R9 ;
+        /*0060*/              @!P1 FMUL R9, R6, R9 ;
+        /*0070*/                   ISETP.NE.AND P1, PT, R9, RZ, PT ;
+        /*0080*/              @!P1 BRA `(.L_x_2) ;
+        /*0090*/                   FFMA R5, R5, -2, R4 ;
+.L_x_2:
+        /*00a0*/                   EXIT ;
+"""
+
+
+@pytest.mark.rule("S26")
+def test_a_then_arm_predicated_before_its_branch_excludes_the_else() -> None:
+    kernel = classify_kernel(parse_disassembly(PREDICATED_THEN)["_Z1pPf"])
+    # line 3's @!P0 FADD runs only for threads that skip line 5: the cheaper side is dropped;
+    # line 6's @!P1 FMUL reads the P1 before it is written again: no pair, both counted
+    assert kernel.totals() == Counter({"ffma": 2, "fadd": 1, "fmul": 1, "integer": 2, "store_4": 1})
+    assert (("/s/p.cu", 3),) not in {g.where for g in kernel.groups}
+
+
 # Written here for this test: an if / else if / else whose arms nvcc 13 ends with EXITs.
 EDGES = """\
 __global__ void edges(const float* __restrict__ in, float* out, int n) {
