@@ -39,7 +39,7 @@ from roofcast.analyzer.parsing import (
     token_text,
 )
 from roofcast.analyzer.session import SessionNodeCache
-from roofcast.features import coopgroups, whileloops
+from roofcast.features import coopgroups, threadshare, whileloops
 from roofcast.features import mathfuncs as mf
 from roofcast.features.asynccopy import ASYNC_COPIES, WARP, WMMA_CALLS, cp_async, fragment
 from roofcast.features.clangtypes import ClangTypes, declarator_column
@@ -178,6 +178,8 @@ class Frame:
     assigned: frozenset[str]
     #: the loop's (file, first line, last line): compile mode's call sites (S14)
     span: tuple[str, int, int] = ("", 0, 0)
+    #: compile mode: its trips per thread averaged over the launch (S17; else `trip`)
+    line_trip: sympy.Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -261,6 +263,10 @@ class KernelLowering:
         #: the inlined call being walked: (its number, the kernel's line it is on) (S14)
         self.inlined_at: tuple[int, tuple[str, int]] | None = None
         self.own_lines: set[tuple[str, int]] = set()  # lines noted in the kernel's function
+        self.thread_share: sympy.Expr = sympy.Integer(1)  # S16: of the threads, those here
+        self.spread: dict[int, sympy.Expr] = {}  # S17: a loop node's id -> its mean trips
+        self.halving: dict[int, sympy.Expr] = {}  # S18: a loop node's id -> counter's mean
+        self.counter_means: dict[str, sympy.Expr] = {}  # S18: in the loop's body
 
     # ---------------------------------------------------------------- limits
     def spend(self, amount: int = 1) -> None:
@@ -1920,6 +1926,7 @@ class KernelLowering:
     def _s_compound_statement(self, node: tree_sitter.Node) -> None:
         """`{ { ... } }`: a block whose only statement is a block is one level (rule N1)."""
         depth = len(self.scopes)
+        share = self.thread_share  # S16: an early `return` in it leaves fewer threads
         try:
             while True:
                 self.scopes.append({})
@@ -1932,6 +1939,7 @@ class KernelLowering:
                 self.stmt(child)
         finally:
             del self.scopes[depth:]
+            self.thread_share = share
 
     _s_declaration_list = _s_compound_statement
 
@@ -2143,6 +2151,22 @@ class KernelLowering:
 
     def _s_if_statement(self, node: tree_sitter.Node) -> None:
         """`if ... else if ... else if ...` nests in its `else`s: walked as a list (N1)."""
+        if self.track_lines and threadshare.exits(node):  # S16: `if (i >= n) return;`
+            cond = cast(tree_sitter.Node, node.child_by_field_name("condition"))
+            rest = threadshare.arm_share(threadshare.comparisons(cond, self.value, True))
+            self.walk_if(node)
+            self.thread_share = self.thread_share * rest
+            return
+        self.walk_if(node)
+
+    def share_value(self, node: tree_sitter.Node) -> sympy.Expr | None:
+        """S16's value of a comparison's side: a halving counter's mean over its loop (S18)."""
+        if node.type == "identifier" and node_text(node) in self.counter_means:
+            return self.counter_means[node_text(node)]
+        return self.value(node)
+
+    def walk_if(self, node: tree_sitter.Node) -> None:
+        chained = False
         while True:
             self.add("branches", "C1")
             cond = node.child_by_field_name("condition")
@@ -2155,10 +2179,18 @@ class KernelLowering:
             # counted as taken (docs/counting.md) and also tallied apart, for the learned model.
             rare = cond is not None and "==" in node_text(cond)
             self.rare_depth += rare
+            share = self.thread_share
+            # S16: an `if` with no `else`, not in an else-if chain (no S10 pair to decide)
+            alone = node.child_by_field_name("alternative") is None and not chained
+            if self.track_lines and cond is not None and alone:  # S16: the threads taking it
+                self.thread_share = share * threadshare.arm_share(
+                    threadshare.comparisons(cond, self.share_value)
+                )
             try:
                 self.stmt(node.child_by_field_name("consequence"))
             finally:
                 self.rare_depth -= rare
+                self.thread_share = share
             alt = node.child_by_field_name("alternative")
             if alt is None:
                 return
@@ -2166,7 +2198,7 @@ class KernelLowering:
             if len(children) != 1 or children[0].type != "if_statement":
                 break
             self.spend()  # the inner `if`
-            node = children[0]
+            node, chained = children[0], True
         for child in children:
             self.stmt(child)
 
@@ -2295,6 +2327,7 @@ class KernelLowering:
         last = node.end_point[0] + 1 + self.line_offset
         span = (str(self.source_file), line, last)
         frame = Frame(id=loop.id, trip=trip, assigned=self.assigned_in(node), span=span)
+        frame.line_trip = self.spread.pop(node.id, None)
         self.frames.append(frame)
         if self.track_lines:
             self.note_line(node)  # a loop's own line (its test and update) runs once per trip
@@ -2307,7 +2340,8 @@ class KernelLowering:
         """Compile mode: the trip counts of the loops around a source line, within its own
         function (docs/counting.md S3); the innermost statement of a line is noted last."""
         where = (self.source_file, node.start_point[0] + 1 + self.line_offset)
-        self.fv.line_loops[where] = tuple(f.trip for f in self.frames[self.frame_base :])
+        self.fv.line_loops[where] = tuple(_line_trip(f) for f in self.frames[self.frame_base :])
+        threadshare.note_share(self.fv.line_shares, where, self.thread_share)
         # S14: an inlined callee's line also keeps, per inlined call, every loop around it
         if self.inlined_at is None:
             self.own_lines.add(where)
@@ -2315,8 +2349,16 @@ class KernelLowering:
         elif where not in self.own_lines:
             call, site = self.inlined_at
             self.fv.line_sites.setdefault(where, {})[call] = CallSite(
-                site, tuple(f.trip for f in self.frames), tuple(f.span for f in self.frames)
+                site, tuple(_line_trip(f) for f in self.frames), tuple(f.span for f in self.frames)
             )
+
+    def note_spread(
+        self, node: tree_sitter.Node, op: str, start: sympy.Expr, end: sympy.Expr, amount
+    ) -> None:
+        """S17: a loop striding over thread positions, its mean trips over the launch."""
+        mean = threadshare.spread_trip(op, start, end, amount)
+        if mean is not None:
+            self.spread[node.id] = mean
 
     def pop_frame(self, frame: Frame) -> None:
         self.frames.remove(frame)
@@ -2363,9 +2405,14 @@ class KernelLowering:
                     counter.index_value = self.loop_dim(node, var, trip, "loop")
                     counter.varying = True
                     self.trailing_counters(node, var, counter.index_value)
+                halving = self.halving.pop(node.id, None)
+                if var is not None and halving is not None:
+                    self.counter_means[var] = halving  # S18
                 self.stmt(node.child_by_field_name("body"))
             finally:
                 self.pop_frame(frame)
+                if var is not None:
+                    self.counter_means.pop(var, None)
         finally:
             self.scopes.pop()
 
@@ -2498,6 +2545,9 @@ class KernelLowering:
         if test.bound is not None and self.moved_in(body, self.identifiers([test.bound])):
             return None  # the bound moves inside the loop
         kind, amount = step
+        loop = body.parent  # the `while` itself
+        if self.track_lines and kind == "add" and not do and not test.pre and loop is not None:
+            self.note_spread(loop, test.op, var.value, end, amount)
         start = zero_thread_position(var.value)
         end = zero_thread_position(end)
         # the first value tested: the start, or the start after one update when the update
@@ -2584,10 +2634,16 @@ class KernelLowering:
             return self.unknown_trip(node), var, None  # the bound moves inside the loop
         if update is not None and "gridDim" in node_text(update):
             self.fv.grid_stride_loops += 1
+        if self.track_lines and kind == "add":
+            self.note_spread(node, op, start, end, amount)
         if kind == "add" and on_thread_position(end) and not on_thread_position(start):
             end = mean_thread_position(end)  # S27: `j < i` averaged over the threads
         start, end = zero_thread_position(start), zero_thread_position(end)
         trip = _trip(op, start, end, kind, amount)
+        if self.track_lines and kind in ("mul", "div") and trip is not None:
+            mean_value = threadshare.halving_mean(op, start, end, kind, amount, trip)
+            if mean_value is not None:
+                self.halving[node.id] = mean_value
         if trip is None:
             return self.unknown_trip(node), var, None
         if isinstance(trip, sympy.Integer):  # most loops: Max(n, 0) without sympy's Max
@@ -2959,6 +3015,10 @@ def _advance(start: sympy.Expr, kind: str, amount: sympy.Expr) -> sympy.Expr | N
     if start.is_Integer and amount.is_Integer and amount != 0:
         return sympy.Integer(int(start) // int(amount)) if start >= 0 else None
     return start / amount if amount != 0 else None
+
+
+def _line_trip(frame: Frame) -> sympy.Expr:
+    return frame.trip if frame.line_trip is None else frame.line_trip
 
 
 def _trip(

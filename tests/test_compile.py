@@ -230,6 +230,12 @@ def _at(expr: sympy.Expr, n: int) -> sympy.Expr:
     return expr.subs({s: n for s in expr.free_symbols if s.name == "n"})
 
 
+def _every(expr: sympy.Expr) -> sympy.Expr:
+    """n bound to the launch's thread count: every thread passes `if (i < n)` (S16)."""
+    threads = sympy.Mul(*(s for s in expr.free_symbols if s.name in ("blockDim_x", "gridDim_x")))
+    return sympy.simplify(expr.subs({s: threads for s in expr.free_symbols if s.name == "n"}))
+
+
 def _analyse(source: Path, compiler: Compiler) -> dict[str, object]:
     found = discover_files([source], [source.parent], {}, frozenset(), None)
     out = {}
@@ -250,7 +256,7 @@ def test_small_kernels_match_hand_read_sass(tmp_path: Path) -> None:
     assert {f.counted_from for f in found.values()} == {"sass"}
     axpy, sumsq, fixed4 = found["axpy"], found["sumsq"], found["fixed4"]
     # axpy: one FFMA; IMAD (index), ISETP (guard), 2 IMAD.WIDE (addresses); MOVs are not ints
-    assert (axpy.flops_sp, axpy.int_ops) == (2, 4)
+    assert (_every(axpy.flops_sp), _every(axpy.int_ops)) == (2, 4)
     # sumsq: main loop unrolled 4x (4 LDG.64 + 4 DFMA over the remainder's 1 + 1), so its
     # 4 DFMA and 6 integer instructions run n/4 times; 17 integer instructions run once
     assert {s.name for s in sumsq.flops_dp.free_symbols} == {"n"}
