@@ -171,11 +171,17 @@ def _whole_words(source: bytes, needle: bytes) -> Iterator[int]:
 
 
 def _call_of(node: tree_sitter.Node) -> tree_sitter.Node | None:
-    """The call_expression that `node` (an identifier) names as its function, if any."""
+    """The call_expression that `node` (an identifier) names as its function, if any; a
+    qualified name's last part names it too (`ns::Decoder::decode(...)`, rule D30)."""
     if node.type != "identifier":
         return None
     callee = node
     parent = node.parent
+    while parent is not None and parent.type == "qualified_identifier":
+        name = parent.child_by_field_name("name")
+        if name is None or name.id != callee.id:
+            return None
+        callee, parent = parent, parent.parent
     if parent is not None and parent.type == "template_function":
         name = parent.child_by_field_name("name")
         if name is None or name.id != node.id:

@@ -701,6 +701,11 @@ class Compiler:
         for sibling in siblings:
             if sibling != path and path in local_headers(sibling, search):
                 out.append(sibling)
+        if self.database is not None and unit is None:
+            # S22: a .cu the build never compiles alone runs as part of the units that
+            # include it: those come first, compiled as the build compiled them
+            built = [c for c in out if self.database.unit_for(c) is not None]
+            out = built + [c for c in out if c not in built]
         with self._lock:
             self._candidates[path] = out
         return out

@@ -138,6 +138,7 @@ def kernels_in(
                     outer,
                     frozenset(p.name for p in params if p.is_pointer),
                     calls,
+                    fn.node,  # rule D29: a struct passed by value passes its fields
                 )
                 pointers = [(p.name, p.type) if p.is_pointer else ("", "") for p in params]
                 allocations = launch_allocations(  # rule D28

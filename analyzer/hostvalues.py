@@ -1191,20 +1191,47 @@ def bind_call(
     outer: dict[str, sympy.Expr] | None = None,
     pointers: frozenset[str] = frozenset(),
     library: CallSites | None = None,
+    callee: tree_sitter.Node | None = None,
 ) -> dict[str, sympy.Expr]:
     """Kernel/function parameter -> its value at this call, a sympy expression (passed as
     such: a string would have to be parsed again, and parsing text is where code can hide).
     A value that rests on an unknown host name carries its placeholder (rule D14), but for
-    the `pointers` (no launch axis solves an address)."""
+    the `pointers` (no launch axis solves an address). With the `callee`'s definition, a
+    struct passed by value also passes its fields, `param.field` (rule D29, as D23 does
+    for a function's caller)."""
     scope = HostScope(caller, grammar, outer, placeholders=True, library=library)
     out: dict[str, sympy.Expr] = {}
+    aggregates = _aggregate_params(callee) if callee is not None else frozenset()
     for name, arg in zip(params, args, strict=False):
         if not name:
             continue
         value = scope.value(arg, at)
         if value is not None and not (name in pointers and has_unknown(value)):
             out[name] = value
+        given = _given_name(arg) if name in aggregates and name not in pointers else None
+        if callee is not None and given is not None and not given.startswith("&"):
+            members = _passed_members(callee, name, given, scope, at)
+            out.update({k: v for k, v in members.items() if not has_unknown(v)})
     return out
+
+
+#: type names whose values have no fields (D29 passes a struct's or a vector type's)
+_SCALAR_TYPES = frozenset(
+    {"int", "unsigned", "signed", "long", "short", "char", "bool", "float", "double", "void",
+     "size_t", "half", "__half", "uint", "ulong", "ushort", "uchar"}
+)  # fmt: skip
+
+
+def _aggregate_params(func: tree_sitter.Node) -> frozenset[str]:
+    """D29: a function's parameters passed by value whose type may have fields (not a
+    pointer, not a builtin scalar or a `*_t` integer)."""
+    out = set()
+    for p in parameters(func):
+        base = type_name(p.type)
+        scalar = base in _SCALAR_TYPES or base.endswith("_t")
+        if p.name and "*" not in p.type and "&" not in p.type and base and not scalar:
+            out.add(p.name)
+    return frozenset(out)
 
 
 def exe_arg_values(exe_args: str) -> dict[str, float]:

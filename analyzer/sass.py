@@ -252,10 +252,37 @@ def find_loops(function: SassFunction) -> list[Loop]:
                 smallest = min(work(r) for r in rest)
                 if smallest > 0:
                     unroll = max(1, round(work(main) / smallest))
+                elif work(main) == 0:  # S25: integer work only, by the counters' steps
+                    unroll = _step_ratio(insts, main, rest)
             copies = 1 if rest else _copies(insts, main, raw)
             loops.append(Loop(main[0], main[1], main[2], unroll, copies=copies))
             loops.extend(Loop(r[0], r[1], r[2], 1, remainder=True, main=main[0]) for r in rest)
     return sorted(loops, key=lambda loop: (loop.start, -loop.end))
+
+
+def _counter_step(insts: list[Instruction], loop: tuple) -> int | None:
+    """S25: the constant step of a loop's first self-update `IADD3 R6, R6, -0x8, RZ`."""
+    for inst in insts:
+        if not loop[0] <= inst.address <= loop[1] or inst.base != "IADD3" or inst.guard:
+            continue
+        ops = [o.strip() for o in inst.operands.split(",")]
+        if len(ops) == 4 and ops[0] == ops[1] and ops[3] == "RZ":
+            try:
+                return abs(int(ops[2], 16 if "0x" in ops[2] else 10))
+            except ValueError:
+                continue
+    return None
+
+
+def _step_ratio(insts: list[Instruction], main: tuple, rest: list[tuple]) -> int:
+    """S25: the unroll factor of a main loop with no FP or memory work (an integer
+    recurrence unrolled U times): its counter's step over its remainders' (1 if unknown)."""
+    big = _counter_step(insts, main)
+    steps = [_counter_step(insts, r) for r in rest]
+    small = min((s for s in steps if s), default=None)
+    if big and small and big % small == 0:
+        return big // small
+    return 1
 
 
 def _mains(
@@ -301,12 +328,19 @@ def callee_name(target: str) -> str:
 
 
 def program_function(target: str) -> bool:
-    """S15: whether a CALL target is a function of the program (run on every call), not a
-    toolkit routine (a name reserved to the implementation: `__internal_accurate_pow`,
-    `__cuda_sm20_div_rn_f64_full`, S6's slow paths) nor a local label (`.L_x_7`, a
-    compiler's jump to a function's return)."""
+    """S15: whether a CALL target is a function run on every call: the program's, or a
+    toolkit routine that is a math function's core (S23: `__internal_accurate_pow`, pow's
+    logarithm and exponential for every finite non-zero base); not the other toolkit
+    routines (a name reserved to the implementation: `__cuda_sm20_div_rn_f64_full`, S6's
+    slow paths) nor a local label (`.L_x_7`, a compiler's jump to a function's return)."""
     name = callee_name(target)
+    if name.startswith(_CORE_ROUTINES):
+        return True
     return bool(name) and not name.startswith(("__", ".")) and name not in _RUNTIME
+
+
+#: S23: toolkit routines a math function calls on its common path (not a rare case)
+_CORE_ROUTINES = ("__internal_accurate_",)
 
 
 #: the device runtime's functions (their code is not in the unit)
@@ -377,11 +411,16 @@ def remainder_chunks(function: SassFunction, loops: list[Loop]) -> set[int]:
 def slow_path_addresses(function: SassFunction) -> set[int]:
     """Rule S6: addresses of subroutines reached by CALL (the `__internal_*` slow paths of
     division, sqrt and the like), from their label to their RET; not the functions of the
-    program (S15)."""
+    program (S15). A `CALL` to a local label (`@!P0 CALL.REL.NOINC .L_x_45` before a loop's
+    back edge) is S24's loop exit, not a subroutine: what follows its label is the code
+    after the loop."""
     targets = {
         i.target
         for i in function.instructions
-        if i.base == "CALL" and i.target and not program_function(i.target)
+        if i.base == "CALL"
+        and i.target
+        and not i.target.startswith(".")
+        and not program_function(i.target)
     }
     starts = {function.labels[t] for t in targets if t in function.labels}
     out: set[int] = set()
@@ -425,7 +464,7 @@ def exclusive_paths(function: SassFunction, loops: list[Loop]) -> set[int]:
         if inst.base == "BRA" and inst.target in function.labels
     ]
     drop: set[int] = set()
-    pairs = []
+    sides: list[tuple[int, list[Instruction], list[Instruction]]] = []
     for n, inst in enumerate(insts):
         if inst.base != "BRA" or not inst.guard or inst.target is None:
             continue
@@ -435,22 +474,49 @@ def exclusive_paths(function: SassFunction, loops: list[Loop]) -> set[int]:
         i1 = index[t1]
         i2 = _other_side_end(insts, insts[i1 - 1], i1, function.labels, index)
         if i2 is None:
+            # S26: the `then` arm predicated before the branch that skips the `else`
+            guarded = _guarded_before(insts, n, set(function.labels.values()))
+            if guarded and _sealed(inst.address, insts[i1 - 1].address, t1, into, loops):
+                sides.append((n - index[guarded[0].address], guarded, insts[n + 1 : i1]))
             continue
-        first, end = inst.address, insts[i2 - 1].address
-        entered = any(not first <= src <= end and first < dst <= end for src, dst in into)
-        crossed = any(
-            (lp.start <= t1 <= lp.end) != (lp.start <= first <= lp.end)
-            or (lp.start <= end <= lp.end) != (lp.start <= first <= lp.end)
-            for lp in loops
-        )
-        if not entered and not crossed:
-            pairs.append((n, i1, i2))
-    for n, i1, i2 in sorted(pairs, key=lambda d: d[2] - d[0]):
-        then, other = insts[n + 1 : i1], insts[i1:i2]
+        if _sealed(inst.address, insts[i2 - 1].address, t1, into, loops):
+            sides.append((i2 - n, insts[n + 1 : i1], insts[i1:i2]))
+    for _, then, other in sorted(sides, key=lambda d: d[0]):
         cheaper = then if _cost(then, drop) < _cost(other, drop) else other
         drop.update(i.address for i in cheaper)
     drop |= _complementary(insts, function.labels)
     return drop
+
+
+def _sealed(first: int, end: int, t1: int, into: list[tuple[int, int]], loops: list[Loop]) -> bool:
+    """S10: whether the code from a branch at `first` to `end` is entered by no branch from
+    elsewhere and cut by no kept loop's edge (`t1` the branch's target)."""
+    entered = any(not first <= src <= end and first < dst <= end for src, dst in into)
+    crossed = any(
+        (lp.start <= t1 <= lp.end) != (lp.start <= first <= lp.end)
+        or (lp.start <= end <= lp.end) != (lp.start <= first <= lp.end)
+        for lp in loops
+    )
+    return not entered and not crossed
+
+
+def _guarded_before(insts: list[Instruction], n: int, starts: set[int]) -> list[Instruction]:
+    """S26: the instructions of the straight code before the conditional branch `insts[n]`
+    that carry its guard (`@!P0 FADD ...; @!P0 BRA L`), back to the block's start or to an
+    instruction that touches the predicate: a thread runs them only when it takes the
+    branch, past the code the branch skips."""
+    guard = insts[n].guard
+    name = guard.lstrip("@!")
+    out: list[Instruction] = []
+    for k in range(n - 1, -1, -1):
+        inst = insts[k]
+        if inst.base in _FLOW_END or name in _PREDICATE.findall(inst.operands):
+            break
+        if inst.guard == guard:
+            out.append(inst)
+        if inst.address in starts:
+            break
+    return out[::-1]
 
 
 def _other_side_end(

@@ -85,7 +85,9 @@ def _param_var(counter: KernelLowering, type_text: str, name: str, pointer: bool
     if pointer or t.pointer:
         return Var(t, space="global")
     value = symbol(name) if t.is_int and name else None
-    return Var(t, space="scalar", value=value)
+    # D29: a struct (or vector type) passed by value: its fields are host values by name
+    fields = t.kind in ("unknown", "struct") or t.lanes > 1
+    return Var(t, space="scalar", value=value, fields=fields)
 
 
 def _count_cuda(counter: KernelLowering, ir: KernelIR) -> None:

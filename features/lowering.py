@@ -39,8 +39,8 @@ from roofcast.analyzer.parsing import (
     token_text,
 )
 from roofcast.analyzer.session import SessionNodeCache
+from roofcast.features import coopgroups, threadshare, whileloops
 from roofcast.features import mathfuncs as mf
-from roofcast.features import whileloops
 from roofcast.features.asynccopy import ASYNC_COPIES, WARP, WMMA_CALLS, cp_async, fragment
 from roofcast.features.clangtypes import ClangTypes, declarator_column
 from roofcast.features.csr import csr_range
@@ -67,6 +67,8 @@ from roofcast.features.symbolic import (
     BUILTIN_VECTORS,
     THREAD_POSITION_PREFIXES,
     builtin,
+    mean_thread_position,
+    on_thread_position,
     position_symbol,
     symbol,
     unknown_trip_symbol,
@@ -163,6 +165,10 @@ class Var:
     #: the loop nest (frame ids) where `value` was last set by a declaration or `=`; None:
     #: elsewhere or unknown (rule C7 reads a `while` counter's start only from its own nest)
     set_at: tuple[int, ...] | None = None
+    #: a cooperative group's threads (C14): `warp.size()` of a `thread_block_tile<32>`
+    group: sympy.Expr | None = None
+    #: a kernel's struct parameter passed by value (D29): its fields are `name.field`
+    fields: bool = False
 
 
 @dataclass
@@ -172,6 +178,8 @@ class Frame:
     assigned: frozenset[str]
     #: the loop's (file, first line, last line): compile mode's call sites (S14)
     span: tuple[str, int, int] = ("", 0, 0)
+    #: compile mode: its trips per thread averaged over the launch (S17; else `trip`)
+    line_trip: sympy.Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -255,6 +263,10 @@ class KernelLowering:
         #: the inlined call being walked: (its number, the kernel's line it is on) (S14)
         self.inlined_at: tuple[int, tuple[str, int]] | None = None
         self.own_lines: set[tuple[str, int]] = set()  # lines noted in the kernel's function
+        self.thread_share: sympy.Expr = sympy.Integer(1)  # S16: of the threads, those here
+        self.spread: dict[int, sympy.Expr] = {}  # S17: a loop node's id -> its mean trips
+        self.halving: dict[int, sympy.Expr] = {}  # S18: a loop node's id -> counter's mean
+        self.counter_means: dict[str, sympy.Expr] = {}  # S18: in the loop's body
 
     # ---------------------------------------------------------------- limits
     def spend(self, amount: int = 1) -> None:
@@ -419,6 +431,9 @@ class KernelLowering:
             query = _omp_query(node)
             if query is not None:
                 return builtin(*query.split("."))
+            group = self.group_value(node)
+            if group is not None:
+                return group
         if t in _VALUE_OPERATIONS:
             return _COMPOUND
         if t == "number_literal":
@@ -440,6 +455,11 @@ class KernelLowering:
             member = node.child_by_field_name("field")
             if base is not None and member is not None and node_text(base) in BUILTIN_VECTORS:
                 return builtin(node_text(base), node_text(member))
+            if base is not None and member is not None and base.type == "identifier":
+                var = self.lookup(node_text(base))
+                field = f"{node_text(base)}.{node_text(member)}"
+                if var is not None and var.fields and field in self.fv.host_bindings:
+                    return symbol(field)  # D29: a field the launch passes
             return None
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
@@ -508,6 +528,20 @@ class KernelLowering:
             tasks.append(("apply", how, len(operands)))
             tasks.extend(("eval", operand, depth + 1) for operand in reversed(operands))
         return done[-1] if done else None
+
+    def group_value(self, call: tree_sitter.Node) -> sympy.Expr | None:
+        """Rule C14: `g.size()`, `g.thread_rank()`, ... of a local cooperative group."""
+        function = call.child_by_field_name("function")
+        if function is None or function.type != "field_expression":
+            return None
+        base = function.child_by_field_name("argument")
+        method = function.child_by_field_name("field")
+        if base is None or method is None or base.type != "identifier":
+            return None
+        var = self.lookup(node_text(base))
+        if var is None or var.group is None:
+            return None
+        return coopgroups.group_query(var.group, node_text(method))
 
     def call_value(self, call: tree_sitter.Node) -> sympy.Expr | None:
         """Rule D10: `f(a, b)` with `f`'s body one `return e;` is `e`, its parameters bound to
@@ -1237,6 +1271,12 @@ class KernelLowering:
     def track_assignment(self, name: str, op: str, right: tree_sitter.Node | None) -> None:
         var = self.lookup(name)
         if var is None:
+            # C14: `cg::thread_block_tile<32> warp = cg::tiled_partition<32>(b);` parses as
+            # `(tile < 32) > (warp = ...)`: the assignment of an undeclared name declares it
+            init = node_text(right) if right is not None and op == "=" else ""
+            group = coopgroups.group_threads("", init) if "_partition" in init else None
+            if group is not None:
+                self.declare(name, Var(UNKNOWN, group=group))
             return
         if op == "=":
             integral = var.type.is_int or var.type.kind == "unknown"
@@ -1886,6 +1926,7 @@ class KernelLowering:
     def _s_compound_statement(self, node: tree_sitter.Node) -> None:
         """`{ { ... } }`: a block whose only statement is a block is one level (rule N1)."""
         depth = len(self.scopes)
+        share = self.thread_share  # S16: an early `return` in it leaves fewer threads
         try:
             while True:
                 self.scopes.append({})
@@ -1898,6 +1939,7 @@ class KernelLowering:
                 self.stmt(child)
         finally:
             del self.scopes[depth:]
+            self.thread_share = share
 
     _s_declaration_list = _s_compound_statement
 
@@ -1982,6 +2024,9 @@ class KernelLowering:
                 frozenset(self.identifiers([value_node])) if value_node is not None else frozenset()
             )
             var = Var(t, space=space, value=value, deps=deps, loaded=loaded)
+            init = node_text(value_node) if value_node is not None else ""
+            if "thread_block" in base_text or "_partition" in init or "thread_block" in init:
+                var.group = coopgroups.group_threads(base_text, init)  # C14
             if value_node is not None and integral and self.any_varying(deps):
                 var.varying = True
                 var.index_value = self.index_of(value_node)
@@ -2106,6 +2151,22 @@ class KernelLowering:
 
     def _s_if_statement(self, node: tree_sitter.Node) -> None:
         """`if ... else if ... else if ...` nests in its `else`s: walked as a list (N1)."""
+        if self.track_lines and threadshare.exits(node):  # S16: `if (i >= n) return;`
+            cond = cast(tree_sitter.Node, node.child_by_field_name("condition"))
+            rest = threadshare.arm_share(threadshare.comparisons(cond, self.value, True))
+            self.walk_if(node)
+            self.thread_share = self.thread_share * rest
+            return
+        self.walk_if(node)
+
+    def share_value(self, node: tree_sitter.Node) -> sympy.Expr | None:
+        """S16's value of a comparison's side: a halving counter's mean over its loop (S18)."""
+        if node.type == "identifier" and node_text(node) in self.counter_means:
+            return self.counter_means[node_text(node)]
+        return self.value(node)
+
+    def walk_if(self, node: tree_sitter.Node) -> None:
+        chained = False
         while True:
             self.add("branches", "C1")
             cond = node.child_by_field_name("condition")
@@ -2118,10 +2179,18 @@ class KernelLowering:
             # counted as taken (docs/counting.md) and also tallied apart, for the learned model.
             rare = cond is not None and "==" in node_text(cond)
             self.rare_depth += rare
+            share = self.thread_share
+            # S16: an `if` with no `else`, not in an else-if chain (no S10 pair to decide)
+            alone = node.child_by_field_name("alternative") is None and not chained
+            if self.track_lines and cond is not None and alone:  # S16: the threads taking it
+                self.thread_share = share * threadshare.arm_share(
+                    threadshare.comparisons(cond, self.share_value)
+                )
             try:
                 self.stmt(node.child_by_field_name("consequence"))
             finally:
                 self.rare_depth -= rare
+                self.thread_share = share
             alt = node.child_by_field_name("alternative")
             if alt is None:
                 return
@@ -2129,7 +2198,7 @@ class KernelLowering:
             if len(children) != 1 or children[0].type != "if_statement":
                 break
             self.spend()  # the inner `if`
-            node = children[0]
+            node, chained = children[0], True
         for child in children:
             self.stmt(child)
 
@@ -2158,6 +2227,8 @@ class KernelLowering:
         self, position: tree_sitter.Node, name: tree_sitter.Node, offset: int
     ) -> None:
         value = self.value(name)
+        loaded = self.guarded_load(name) if value is None else None
+        value = loaded if loaded is not None else value
         if value is None:
             return
         shift, bound = value.as_coeff_Add()  # `i < n - 1`: n is one more than `n - 1`
@@ -2174,6 +2245,22 @@ class KernelLowering:
             return
         if all(n.startswith(_LAUNCH_PREFIXES) for n in names):
             self.fv.thread_guards[bound.name] = (where, offset)
+            if loaded is not None:  # U8: the local now stands for the guard's size
+                var = cast(Var, self.lookup(bound.name))
+                var.value, var.loaded, var.deps = loaded, False, frozenset()
+
+    def guarded_load(self, name: tree_sitter.Node) -> sympy.Symbol | None:
+        """Rule U8: a local integer of unknown value set before any loop (`int n =
+        p->count;`, read from memory) that a thread guard compares with a thread position,
+        as a symbol of its own name (the guard then sizes it, U6); None for anything else."""
+        if name.type != "identifier":
+            return None
+        var = self.lookup(node_text(name))
+        if var is None or var.value is not None or var.type.pointer or var.space != "scalar":
+            return None
+        if not (var.type.is_int or var.type.kind == "unknown") or var.set_at != ():
+            return None
+        return symbol(node_text(name))
 
     def _s_preproc_include(self, node: tree_sitter.Node) -> None:
         """A header pasted into a body (`for (...) { #include "step.h" }`): count its code."""
@@ -2228,12 +2315,19 @@ class KernelLowering:
 
         return _ASSIGNED.get(node, names, self.grammar)
 
+    def moved_in(self, body: tree_sitter.Node, names: set[str]) -> bool:
+        """Whether a loop body changes one of `names` (a loop bound's): an assignment
+        of it, not of a variable of the same name the body declares (rule C12)."""
+        maybe = names & self.assigned_in(body)
+        return bool(maybe) and bool(whileloops.rebinds(body, maybe))
+
     def push_frame(self, trip: sympy.Expr, node: tree_sitter.Node, variable: str = "") -> Frame:
         line = node.start_point[0] + 1 + self.line_offset
         loop = self.lowered.add_loop(trip, line, variable)
         last = node.end_point[0] + 1 + self.line_offset
         span = (str(self.source_file), line, last)
         frame = Frame(id=loop.id, trip=trip, assigned=self.assigned_in(node), span=span)
+        frame.line_trip = self.spread.pop(node.id, None)
         self.frames.append(frame)
         if self.track_lines:
             self.note_line(node)  # a loop's own line (its test and update) runs once per trip
@@ -2246,7 +2340,8 @@ class KernelLowering:
         """Compile mode: the trip counts of the loops around a source line, within its own
         function (docs/counting.md S3); the innermost statement of a line is noted last."""
         where = (self.source_file, node.start_point[0] + 1 + self.line_offset)
-        self.fv.line_loops[where] = tuple(f.trip for f in self.frames[self.frame_base :])
+        self.fv.line_loops[where] = tuple(_line_trip(f) for f in self.frames[self.frame_base :])
+        threadshare.note_share(self.fv.line_shares, where, self.thread_share)
         # S14: an inlined callee's line also keeps, per inlined call, every loop around it
         if self.inlined_at is None:
             self.own_lines.add(where)
@@ -2254,8 +2349,16 @@ class KernelLowering:
         elif where not in self.own_lines:
             call, site = self.inlined_at
             self.fv.line_sites.setdefault(where, {})[call] = CallSite(
-                site, tuple(f.trip for f in self.frames), tuple(f.span for f in self.frames)
+                site, tuple(_line_trip(f) for f in self.frames), tuple(f.span for f in self.frames)
             )
+
+    def note_spread(
+        self, node: tree_sitter.Node, op: str, start: sympy.Expr, end: sympy.Expr, amount
+    ) -> None:
+        """S17: a loop striding over thread positions, its mean trips over the launch."""
+        mean = threadshare.spread_trip(op, start, end, amount)
+        if mean is not None:
+            self.spread[node.id] = mean
 
     def pop_frame(self, frame: Frame) -> None:
         self.frames.remove(frame)
@@ -2302,9 +2405,14 @@ class KernelLowering:
                     counter.index_value = self.loop_dim(node, var, trip, "loop")
                     counter.varying = True
                     self.trailing_counters(node, var, counter.index_value)
+                halving = self.halving.pop(node.id, None)
+                if var is not None and halving is not None:
+                    self.counter_means[var] = halving  # S18
                 self.stmt(node.child_by_field_name("body"))
             finally:
                 self.pop_frame(frame)
+                if var is not None:
+                    self.counter_means.pop(var, None)
         finally:
             self.scopes.pop()
 
@@ -2379,7 +2487,12 @@ class KernelLowering:
 
     def _s_while_statement(self, node: tree_sitter.Node) -> None:
         counted = self.counted_while(node)
-        trip = counted.trip if counted is not None else self.unknown_trip(node)
+        if counted is not None:
+            trip = counted.trip
+        elif whileloops.never_true(node.child_by_field_name("condition")):
+            trip = sympy.Integer(1 if node.type == "do_statement" else 0)  # C13
+        else:
+            trip = self.unknown_trip(node)
         frame = self.push_frame(trip, node, counted.var if counted is not None else "")
         try:
             if node.type != "do_statement":
@@ -2429,9 +2542,12 @@ class KernelLowering:
         end = self.value(test.bound) if test.bound is not None else sympy.Integer(0)
         if step is None or end is None:
             return None
-        if test.bound is not None and self.identifiers([test.bound]) & self.assigned_in(body):
+        if test.bound is not None and self.moved_in(body, self.identifiers([test.bound])):
             return None  # the bound moves inside the loop
         kind, amount = step
+        loop = body.parent  # the `while` itself
+        if self.track_lines and kind == "add" and not do and not test.pre and loop is not None:
+            self.note_spread(loop, test.op, var.value, end, amount)
         start = zero_thread_position(var.value)
         end = zero_thread_position(end)
         # the first value tested: the start, or the start after one update when the update
@@ -2514,12 +2630,20 @@ class KernelLowering:
         kind, amount = step
         body = node.child_by_field_name("body")
         bound_names = self.identifiers([cond]) - {var}
-        if body is not None and bound_names & self.assigned_in(body):
+        if body is not None and self.moved_in(body, bound_names):
             return self.unknown_trip(node), var, None  # the bound moves inside the loop
         if update is not None and "gridDim" in node_text(update):
             self.fv.grid_stride_loops += 1
+        if self.track_lines and kind == "add":
+            self.note_spread(node, op, start, end, amount)
+        if kind == "add" and on_thread_position(end) and not on_thread_position(start):
+            end = mean_thread_position(end)  # S27: `j < i` averaged over the threads
         start, end = zero_thread_position(start), zero_thread_position(end)
         trip = _trip(op, start, end, kind, amount)
+        if self.track_lines and kind in ("mul", "div") and trip is not None:
+            mean_value = threadshare.halving_mean(op, start, end, kind, amount, trip)
+            if mean_value is not None:
+                self.halving[node.id] = mean_value
         if trip is None:
             return self.unknown_trip(node), var, None
         if isinstance(trip, sympy.Integer):  # most loops: Max(n, 0) without sympy's Max
@@ -2891,6 +3015,10 @@ def _advance(start: sympy.Expr, kind: str, amount: sympy.Expr) -> sympy.Expr | N
     if start.is_Integer and amount.is_Integer and amount != 0:
         return sympy.Integer(int(start) // int(amount)) if start >= 0 else None
     return start / amount if amount != 0 else None
+
+
+def _line_trip(frame: Frame) -> sympy.Expr:
+    return frame.trip if frame.line_trip is None else frame.line_trip
 
 
 def _trip(

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import sympy
 from roofcast.analyzer.compile import Compiler, template_args
+from roofcast.analyzer.hostvalues import has_unknown
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.sass import CLASSES, KernelSass, LineCounts
 from roofcast.analyzer.session import SessionMemo
@@ -240,6 +241,7 @@ def line_class_counts(
     sass: KernelSass,
     line_loops: Mapping[Where, tuple],
     line_sites: Mapping[Where, Mapping[int, CallSite]] | None = None,
+    line_shares: Mapping[Where, sympy.Expr] | None = None,
 ) -> dict[Where, dict[str, sympy.Expr]]:
     """Per-thread executions by class, per line of the kernel's own function (the outermost
     location: an inlined callee's instructions count at their call site).
@@ -251,8 +253,10 @@ def line_class_counts(
     the inner ones were unrolled fully, each copy is an instruction of its own. A kept loop
     without a remainder whose body repeats c times (S8) is unrolled c times when its
     source trip count is a constant c divides. Without inline chains, a callee's line
-    counts at the sites the counter inlined it at (`line_sites`, S14)."""
+    counts at the sites the counter inlined it at (`line_sites`, S14). A line only some
+    threads run counts its share of them (`line_shares`, S16)."""
     loops = _normalised(line_loops)
+    shares = _normalised(line_shares or {})
     sites = _normalised_sites(line_sites or {})
     chained = any(len(group.where) > 1 for group in sass.groups)
     placed = _placements(sass, loops, sites)
@@ -283,6 +287,9 @@ def line_class_counts(
                         unroll *= copies
             runs = sympy.Mul(*kept) / unroll if kept else sympy.Integer(1)
             runs_at.append((at, runs * share))
+        if group.where:  # S16: the share of the threads that run the instruction's line
+            few = shares.get((_real(group.where[0][0]), group.where[0][1]), 1)
+            runs_at = [(at, runs * few) for at, runs in runs_at]
         own.append(runs_at)
     out: dict[Where, dict[str, sympy.Expr]] = {}
     for group, runs_at in _per_call(sass.groups, own):
@@ -375,11 +382,27 @@ def recount(
     if sass is None:
         features.counted_from, features.counted_why = "source", why
         return
-    by_line = line_class_counts(sass, features.line_loops, features.line_sites)
+    host = ir.host_bindings or {}
+    solved = {n for n, v in host.items() if not has_unknown(sympy.sympify(v))}
+    known = features.symbols | solved | set(bound or {})
+    shares = known_shares(features.line_shares, known)
+    by_line = line_class_counts(sass, features.line_loops, features.line_sites, shares)
     apply_sass(features, _summed(by_line))
     features.sass_by_line = own_lines(by_line, ir.file)
     features.counted_from = "sass"
     features.counted_why = compiler.how(ir.file, ir.name)
+
+
+def known_shares(shares: Mapping[Where, sympy.Expr], known: set[str]) -> dict[Where, sympy.Expr]:
+    """S16: the shares over launch extents and `known` names (the source counts' symbols,
+    the host's and the command line's bindings); any other (a bound only the guard reads,
+    that no launch binds) is 1: its value would be a default, not known."""
+    out: dict[Where, sympy.Expr] = {}
+    for where, share in shares.items():
+        names = {s.name for s in share.free_symbols}
+        extents = {n for n in names if n.startswith(("blockDim_", "gridDim_"))}
+        out[where] = share if names - extents <= known else sympy.Integer(1)
+    return out
 
 
 def own_lines(by_line: Mapping[Where, Mapping[str, sympy.Expr]], file: str) -> dict:

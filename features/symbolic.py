@@ -45,6 +45,23 @@ def zero_thread_position(expr: sympy.Expr) -> sympy.Expr:
     return expr.subs(subs) if subs else expr
 
 
+def on_thread_position(expr: sympy.Expr) -> bool:
+    """Whether an expression depends on threadIdx/blockIdx."""
+    return any(s.name.startswith(THREAD_POSITION_PREFIXES) for s in free_symbols(expr))
+
+
+def mean_thread_position(expr: sympy.Expr) -> sympy.Expr:
+    """threadIdx/blockIdx -> their means over the launch ((blockDim - 1)/2, (gridDim - 1)/2):
+    rule S27's per-thread average of a loop bound that grows with the thread."""
+    subs = {}
+    for s in free_symbols(expr):
+        base, _, axis = s.name.partition("_")
+        if s.name.startswith(THREAD_POSITION_PREFIXES) and axis in ("x", "y", "z"):
+            extent = "blockDim" if base == "threadIdx" else "gridDim"
+            subs[s] = (symbol(f"{extent}_{axis}") - 1) / 2
+    return expr.subs(subs) if subs else expr
+
+
 def unknown_trip_symbol(line: int, ordinal: int = 1) -> sympy.Symbol:
     """The trip count of the `ordinal`-th data-dependent loop starting on `line`."""
     return symbol(f"trip_L{line}" if ordinal == 1 else f"trip_L{line}_{ordinal}")

@@ -147,6 +147,8 @@ class FeatureVector:
     #: (file, line) of an inlined callee -> each inlined call that walked it (its number)
     #: -> where (compile mode, S14); no entry for a line of the kernel's own function
     line_sites: dict[tuple[str, int], dict[int, CallSite]] = field(default_factory=dict)
+    #: (file, line) -> the share of the launch's threads that run it (compile mode, S16)
+    line_shares: dict[tuple[str, int], sympy.Expr] = field(default_factory=dict)
     #: compile mode, for `explain`: line of the kernel's file -> per-thread FLOPs and int
     #: ops its SASS runs (S7's fields: flops_sp, flops_dp, flops_hp, int_ops)
     sass_by_line: dict[int, dict[str, sympy.Expr]] = field(default_factory=dict)

@@ -63,6 +63,18 @@ def _counter(node: tree_sitter.Node | None) -> tuple[str, tree_sitter.Node | Non
     return None
 
 
+def never_true(cond: tree_sitter.Node | None) -> bool:
+    """Rule C13: a condition that is the constant false (`0`, `false`, `0u`): the
+    `do { ... } while (0)` of a statement-like macro runs its body once."""
+    node = _bare(cond)
+    if node is None:
+        return False
+    if node.type == "false":
+        return True
+    text = node_text(node).lower().rstrip("ul")
+    return node.type == "number_literal" and text in ("0", "0x0", "00")
+
+
 def counted_tests(cond: tree_sitter.Node | None) -> list[CountedTest]:
     """The readings of a loop condition that is one test of a counter: a comparison of a
     name (or of its `++`/`--`) with an expression, either side, or a bare name or `k--`,
@@ -106,6 +118,44 @@ def counter_updates(body: tree_sitter.Node | None, var: str) -> list[tree_sitter
         if node.type in _UPDATES and _target(node) == var:
             found.append(node)
         pending.extend(reversed(node.named_children))
+    return found
+
+
+def _declared(node: tree_sitter.Node) -> set[str]:
+    """The names a declaration introduces (`int a = 1, *p, b[4];`)."""
+    out: set[str] = set()
+    for declarator in node.children_by_field_name("declarator"):
+        decl: tree_sitter.Node | None = declarator
+        while decl is not None and decl.type != "identifier":
+            decl = decl.child_by_field_name("declarator")
+        if decl is not None:
+            out.add(node_text(decl))
+    return out
+
+
+def rebinds(body: tree_sitter.Node | None, names: set[str]) -> set[str]:
+    """Rule C12: the names of `names` that `body` assigns (`=`, `op=`, `++`, `--`) as the
+    variables visible before it. A declaration inside the body (`unsigned idx =
+    atomicAdd(...)` in a block, or in a macro's `do { ... } while (0)`) makes a new variable
+    of that name, which the loop's condition cannot read: its writes, and the declaration
+    itself, move nothing outside (iteratively: bodies nest deep)."""
+    found: set[str] = set()
+    pending: list[tuple[tree_sitter.Node, frozenset[str]]] = []
+    if body is not None and names:
+        pending.append((body, frozenset()))
+    while pending:
+        node, hidden = pending.pop()
+        if node.type in _OPAQUE:
+            continue
+        if node.type in _UPDATES:
+            name = _target(node)
+            if name in names and name not in hidden:
+                found.add(name)
+        scoped = hidden
+        for child in node.named_children:
+            pending.append((child, scoped))
+            if child.type == "declaration":  # hides the name from its later siblings
+                scoped = scoped | _declared(child)
     return found
 
 

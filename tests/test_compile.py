@@ -230,6 +230,12 @@ def _at(expr: sympy.Expr, n: int) -> sympy.Expr:
     return expr.subs({s: n for s in expr.free_symbols if s.name == "n"})
 
 
+def _every(expr: sympy.Expr) -> sympy.Expr:
+    """n bound to the launch's thread count: every thread passes `if (i < n)` (S16)."""
+    threads = sympy.Mul(*(s for s in expr.free_symbols if s.name in ("blockDim_x", "gridDim_x")))
+    return sympy.simplify(expr.subs({s: threads for s in expr.free_symbols if s.name == "n"}))
+
+
 def _analyse(source: Path, compiler: Compiler) -> dict[str, object]:
     found = discover_files([source], [source.parent], {}, frozenset(), None)
     out = {}
@@ -250,7 +256,7 @@ def test_small_kernels_match_hand_read_sass(tmp_path: Path) -> None:
     assert {f.counted_from for f in found.values()} == {"sass"}
     axpy, sumsq, fixed4 = found["axpy"], found["sumsq"], found["fixed4"]
     # axpy: one FFMA; IMAD (index), ISETP (guard), 2 IMAD.WIDE (addresses); MOVs are not ints
-    assert (axpy.flops_sp, axpy.int_ops) == (2, 4)
+    assert (_every(axpy.flops_sp), _every(axpy.int_ops)) == (2, 4)
     # sumsq: main loop unrolled 4x (4 LDG.64 + 4 DFMA over the remainder's 1 + 1), so its
     # 4 DFMA and 6 integer instructions run n/4 times; 17 integer instructions run once
     assert {s.name for s in sumsq.flops_dp.free_symbols} == {"n"}
@@ -498,6 +504,40 @@ def test_a_thread_runs_one_of_two_exclusive_paths() -> None:
     assert kernel.totals() == Counter({"fadd": 4, "fmul": 1, "ffma": 1, "integer": 4, "store_4": 1})
     assert kernel.dropped == 2
     assert (("/s/e.cu", 3),) not in {g.where for g in kernel.groups}
+
+
+# Written for these tests: clang's if/else with its `then` arm predicated before the branch
+# that skips the `else` (line 3: one FADD under @!P0, then @!P0 BRA over line 5's FFMA and
+# FADD); then the same shape with P0 written again between the arm and the branch.
+PREDICATED_THEN = """\
+        .section        .text._Z1pPf,"ax",@progbits
+        //## File "/s/p.cu", line 2
+        /*0000*/                   ISETP.NE.AND P0, PT, R11, RZ, PT ;
+        //## File "/s/p.cu", line 3
+        /*0010*/              @!P0 FADD R9, R6, -R9 ;
+        /*0020*/              @!P0 BRA `(.L_x_1) ;
+        //## File "/s/p.cu", line 5
+        /*0030*/                   FFMA R5, R5, -2, R4 ;
+        /*0040*/                   FADD R9, R0, R5 ;
+.L_x_1:
+        //## File "/s/p.cu", line 6
+        /*0050*/                   STG.E [R2.64], R9 ;
+        /*0060*/              @!P1 FMUL R9, R6, R9 ;
+        /*0070*/                   ISETP.NE.AND P1, PT, R9, RZ, PT ;
+        /*0080*/              @!P1 BRA `(.L_x_2) ;
+        /*0090*/                   FFMA R5, R5, -2, R4 ;
+.L_x_2:
+        /*00a0*/                   EXIT ;
+"""
+
+
+@pytest.mark.rule("S26")
+def test_a_then_arm_predicated_before_its_branch_excludes_the_else() -> None:
+    kernel = classify_kernel(parse_disassembly(PREDICATED_THEN)["_Z1pPf"])
+    # line 3's @!P0 FADD runs only for threads that skip line 5: the cheaper side is dropped;
+    # line 6's @!P1 FMUL reads the P1 before it is written again: no pair, both counted
+    assert kernel.totals() == Counter({"ffma": 2, "fadd": 1, "fmul": 1, "integer": 2, "store_4": 1})
+    assert (("/s/p.cu", 3),) not in {g.where for g in kernel.groups}
 
 
 # Written here for this test: an if / else if / else whose arms nvcc 13 ends with EXITs.

@@ -142,10 +142,52 @@ def test_function_of_its_own_section_counts_per_call_and_slow_paths_do_not() -> 
 def test_which_call_targets_are_the_programs_functions() -> None:
     assert program_function("$_Z5callsPKfS0_Pfi$_Z4polyPKff")
     assert program_function("_Z21Fresnel_Sine_Integrald")
-    assert not program_function("$_Z1kPf$__internal_accurate_pow")
+    assert program_function("$_Z1kPf$__internal_accurate_pow")  # S23: pow's core
     assert not program_function("$__internal_0_$__cuda_sm20_div_rn_f64_full")
     assert not program_function(".L_x_17")
     assert not program_function("malloc")
+
+
+# Written for these tests: a kernel calling, in a loop of 8 trips (line 2), pow's core
+# routine as clang places it (`$<kernel>$__internal_accurate_pow`: 2 DFMA, 3 integer
+# instructions), and once, under a predicate, the division's slow path (S6).
+POW = """\
+        .section        .text._Z1kPd,"ax",@progbits
+_Z1kPd:
+        //## File "/s/k.cu", line 1
+        /*0000*/                   MOV R2, RZ ;
+.L_x_0:
+        //## File "/s/k.cu", line 2
+        /*0010*/                   CALL.REL.NOINC `($_Z1kPd$__internal_accurate_pow) ;
+        /*0020*/                   IADD3 R5, R5, 0x1, RZ ;
+        /*0030*/                   ISETP.GE.AND P0, PT, R5, 0x8, PT ;
+        /*0040*/              @!P0 BRA `(.L_x_0) ;
+        //## File "/s/k.cu", line 3
+        /*0050*/               @P1 CALL.REL.NOINC `($__internal_0_$__cuda_sm20_div_rn_f64_full) ;
+        /*0060*/                   EXIT ;
+$__internal_0_$__cuda_sm20_div_rn_f64_full:
+        /*0070*/                   DFMA R2, R4, R4, R2 ;
+        /*0080*/                   IADD3 R9, R9, 0x1, RZ ;
+        /*0090*/                   RET.REL.NODEC R20 `(_Z1kPd) ;
+$_Z1kPd$__internal_accurate_pow:
+        //## File "/usr/include/math.h", line 9
+        /*00a0*/                   LOP3.LUT R7, R7, 0x7ff00000, RZ, 0xc0, !PT ;
+        /*00b0*/                   DFMA R2, R4, R6, R2 ;
+        /*00c0*/                   SHF.R.U32.HI R7, RZ, 0x14, R7 ;
+        /*00d0*/                   DFMA R2, R2, R6, R4 ;
+        /*00e0*/                   IADD3 R7, R7, -0x3ff, RZ ;
+        /*00f0*/                   RET.REL.NODEC R20 `(_Z1kPd) ;
+.L_x_1:
+        /*0100*/                   BRA `(.L_x_1);
+"""
+
+
+@pytest.mark.rule("S23")
+def test_pows_core_routine_counts_per_call_unlike_slow_paths() -> None:
+    sass = classify_kernel(parse_disassembly(POW)["_Z1kPd"])
+    counts = class_counts(sass, {("/s/k.cu", 2): (sympy.Integer(8),)})
+    assert counts["dfma"] == 16  # 2 DFMA per call, 8 calls; the slow path's not counted
+    assert counts["integer"] == 8 * (2 + 3)  # the loop's control and the routine's
 
 
 # Written for these tests: clang's line table without inline chains, a function with a
@@ -332,3 +374,94 @@ def test_a_loop_the_source_lacks_runs_once_per_trip_of_the_loops_around_it() -> 
     n = sympy.Symbol("n")
     counts = class_counts(sass, {("/s/k.cu", 2): (n,)})
     assert counts["dadd"] == n  # at least once per trip of the loop on line 2
+
+
+@pytest.mark.rule("S23")
+@needs_clang
+def test_clangs_pow_counts_its_core_routine(tmp_path: Path) -> None:
+    folder = _project(tmp_path)
+    (folder / "kernels.cu").write_text(
+        "__global__ void calls(const double* x, double* y, double e) {\n"
+        "  int i = threadIdx.x;\n"
+        "  y[i] = pow(x[i], e);\n"
+        "}\n"
+    )
+    compiler = Compiler("sm_86", load_database(folder), cache_root=tmp_path / "cache")
+    sass, why = compiler.kernel(folder / "kernels.cu", "calls")
+    assert sass is not None, why
+    routine = [g for g in sass.groups if g.callee >= 0]
+    assert routine, "clang calls pow's core routine out of line"
+    core = sum(g.counts["integer"] for g in routine)
+    fv = _count(folder, tmp_path / "cache")
+    assert fv.int_ops >= core > 20  # the routine runs once, its bit twiddling included
+
+
+# Written for these tests: ptxas's loop exit through a CALL to a local label (line 2's loop
+# of 8 trips leaves by `@!P0 CALL .L_x_1`, its back edge the BRA after it), then code after
+# the loop (line 4: one FFMA) and a toolkit slow path ending in RET (off the main path, S6).
+EXIT_CALL = """\
+        .section        .text._Z1kPf,"ax",@progbits
+_Z1kPf:
+        //## File "/s/k.cu", line 1
+        /*0000*/                   MOV R2, RZ ;
+.L_x_0:
+        //## File "/s/k.cu", line 2
+        /*0010*/                   FADD R2, R2, R3 ;
+        /*0020*/                   IADD3 R5, R5, 0x1, RZ ;
+        /*0030*/                   ISETP.GE.AND P0, PT, R5, 0x8, PT ;
+        /*0040*/              @!P0 CALL.REL.NOINC `(.L_x_1) ;
+        /*0050*/                   BRA `(.L_x_0) ;
+.L_x_1:
+        //## File "/s/k.cu", line 4
+        /*0060*/                   FFMA R2, R2, R2, R3 ;
+        /*0070*/               @P1 CALL.REL.NOINC `($__internal_0_$__cuda_sm20_rcp_slowpath) ;
+        /*0080*/                   EXIT ;
+$__internal_0_$__cuda_sm20_rcp_slowpath:
+        /*0090*/                   FFMA R2, R3, R3, R2 ;
+        /*00a0*/                   RET.REL.NODEC R20 `(_Z1kPf) ;
+.L_x_2:
+        /*00b0*/                   BRA `(.L_x_2);
+"""
+
+
+@pytest.mark.rule("S24")
+def test_a_call_to_a_local_label_is_a_loop_exit_not_a_slow_path() -> None:
+    sass = classify_kernel(parse_disassembly(EXIT_CALL)["_Z1kPf"])
+    counts = class_counts(sass, {("/s/k.cu", 2): (sympy.Integer(8),), ("/s/k.cu", 4): ()})
+    assert counts["fadd"] == 8  # the loop's body, 8 trips
+    assert counts["ffma"] == 1  # the code after the loop runs; the slow path's does not
+
+
+# Written for these tests: an integer recurrence (line 5) unrolled 8 times by folding eight
+# steps into one (no FP or memory work in the loop), then its remainder loop stepping by 1.
+RECURRENCE = """\
+        .section        .text._Z1rPj,"ax",@progbits
+_Z1rPj:
+        //## File "/s/r.cu", line 4
+        /*0000*/                   LOP3.LUT R6, R5, 0x7ffffff8, RZ, 0xc0, !PT ;
+.L_x_0:
+        //## File "/s/r.cu", line 5
+        /*0010*/                   IADD3 R6, R6, -0x8, RZ ;
+        /*0020*/                   IMAD R5, R5, R0, 0x5e9248d8 ;
+        /*0030*/                   ISETP.NE.AND P1, PT, R6, RZ, PT ;
+        /*0040*/                @P1 BRA `(.L_x_0) ;
+.L_x_1:
+        /*0050*/                   IADD3 R4, R4, -0x1, RZ ;
+        /*0060*/                   IMAD R5, R5, R7, 0x1 ;
+        /*0070*/                   ISETP.NE.AND P0, PT, R4, RZ, PT ;
+        /*0080*/                @P0 BRA `(.L_x_1) ;
+        //## File "/s/r.cu", line 6
+        /*0090*/                   STG.E [R2.64], R5 ;
+        /*00a0*/                   EXIT ;
+.L_x_2:
+        /*00b0*/                   BRA `(.L_x_2);
+"""
+
+
+@pytest.mark.rule("S25")
+def test_an_integer_loop_is_unrolled_by_its_counters_step() -> None:
+    sass = classify_kernel(parse_disassembly(RECURRENCE)["_Z1rPj"])
+    assert [(loop.unroll, loop.remainder) for loop in sass.loops] == [(8, False), (1, True)]
+    n = sympy.Symbol("n", positive=True)
+    counts = class_counts(sass, {("/s/r.cu", 4): (), ("/s/r.cu", 5): (n,)})
+    assert sympy.simplify(counts["integer"] - (1 + 3 * n / 8)) == 0  # 3 per 8 trips

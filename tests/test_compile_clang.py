@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import sympy
 from compile_tools import CLANG, TOOLS, needs_clang_and_nvcc
 from roofcast.analyzer.compdb import load_database, parse_entry
 from roofcast.analyzer.compile import Compiler, Tools, clang_command, ptx_arch
@@ -107,10 +108,16 @@ def test_clang_units_compile_with_clang_and_differ_where_clang_does(
     nvcc = _count(folder, tmp_path / "cache")
     assert all(fv.counted_why.startswith("nvcc -arch=sm_86") for fv in nvcc.values())
     assert all("ROOFCAST_CLANG=none" in fv.counted_why for fv in nvcc.values())
-    # the popcount: one POPC under clang instead of a dozen shifts, masks and adds
-    assert clang["swar"].int_ops < nvcc["swar"].int_ops / 2
+    # the popcount: one POPC under clang instead of a dozen shifts, masks and adds (every
+    # thread passing the `i < n` guard, S16)
+    every = {"n": 1 << 20, "blockDim_x": 256, "gridDim_x": 4096}
+
+    def at(expr: sympy.Expr) -> float:
+        return float(expr.subs({s: every[s.name] for s in expr.free_symbols}))
+
+    assert at(clang["swar"].int_ops) < at(nvcc["swar"].int_ops) / 2
     # the same FFMA either way
-    assert clang["axpy"].flops_sp == nvcc["axpy"].flops_sp == 2
+    assert at(clang["axpy"].flops_sp) == at(nvcc["axpy"].flops_sp) == 2
 
 
 @pytest.mark.rule("S0")
@@ -363,3 +370,43 @@ def test_without_nvcc_or_clang_nothing_compiles_and_both_are_named(
     assert "nvcc not found" in why and "ROOFCAST_CLANG=none" in why
     sass, reason = compiler.kernel(tmp_path / "x.cu", "k")
     assert sass is None and reason == why
+
+
+def _included_project(tmp_path: Path) -> Path:
+    """kernels.cu, which the build never compiles alone, #included by main.cu, which the
+    compile database builds with clang."""
+    folder = _project(tmp_path)
+    (folder / "main.cu").write_text('#include "kernels.cu"\nint main() { return 0; }\n')
+    entry = json.loads((folder / "compile_commands.json").read_text())[0]
+    entry["command"] = (
+        entry["command"].replace("kernels.cu", "main.cu").replace("kernels.o", "main.o")
+    )
+    entry["file"] = str(folder / "main.cu")
+    (folder / "compile_commands.json").write_text(json.dumps([entry]))
+    return folder
+
+
+@pytest.mark.rule("S22")
+def test_a_cu_the_build_only_includes_is_looked_for_in_its_built_includer_first(
+    tmp_path: Path,
+) -> None:
+    folder = _included_project(tmp_path)
+    kernels, main = (folder / "kernels.cu").resolve(), (folder / "main.cu").resolve()
+    with_database = Compiler("sm_86", load_database(folder), cache_root=tmp_path / "cache")
+    assert with_database.candidates(kernels) == [main, kernels]
+    without = Compiler("sm_86", cache_root=tmp_path / "cache")  # no build to follow
+    assert without.candidates(kernels) == [kernels, main]
+
+
+@pytest.mark.rule("S22")
+@needs_clang
+def test_a_kernel_in_an_included_cu_is_counted_from_its_includers_clang_build(
+    tmp_path: Path,
+) -> None:
+    folder = _included_project(tmp_path)
+    counted = _count(folder, tmp_path / "cache")
+    assert all("clang" in fv.counted_why for fv in counted.values())
+    # the build's clang code: one POPC for the SWAR popcount, as its own unit would give
+    (tmp_path / "alone").mkdir()
+    alone = _count(_project(tmp_path / "alone"), tmp_path / "cache")
+    assert counted["swar"].int_ops == alone["swar"].int_ops

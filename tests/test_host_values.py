@@ -635,6 +635,80 @@ def test_members_set_through_a_pointer_or_reference_by_a_called_function(tmp_pat
     assert "n" in kernels(tmp_path)["k"].resolved.defaults
 
 
+@pytest.mark.rule("D30")
+def test_a_qualified_call_binds_the_functions_parameters(tmp_path):
+    """`cuhd::Decoder::decode(a, 12)` calls `Decoder::decode` (a static method defined out
+    of its class): its `size` is 12, so the kernel's loop runs 12 times."""
+    write(
+        tmp_path,
+        {
+            "main.cu": """\
+            __global__ void k(float* a, int n) {
+              float s = 0.0f;
+              for (int j = 0; j < n; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            namespace cuhd {
+            struct Decoder { static void decode(float* a, int size); };
+            }
+            void cuhd::Decoder::decode(float* a, int size) {
+              k<<<1, 32>>>(a, size);
+            }
+            int main() {
+              float* a = 0;
+              cuhd::Decoder::decode(a, 12);
+            }
+            """,
+        },
+    )
+    k = kernels(tmp_path)["k"]
+    assert k.resolved.bindings["n"] == 12 and not k.resolved.defaults
+    assert k.resolved.flops["sp"] == 12
+
+
+@pytest.mark.rule("D29")
+def test_a_struct_passed_by_value_to_a_kernel_passes_its_fields(tmp_path):
+    """`k<<<...>>>(a, cfg, d)`: the kernel's `cfg.rows` is main's 10 (through `run`, D23),
+    `cfg.cols` the default member initializer 48 and `d.y` the uint2 list's 5: one add or
+    multiply per trip, 10 + 48 + 5. A field host code does not set stays unknown (C4)."""
+    write(
+        tmp_path,
+        {
+            "main.cu": """\
+            struct Shape { int rows; int cols = 48; int depth; };
+            __global__ void k(float* a, Shape cfg, uint2 d) {
+              float s = 0.0f;
+              for (int j = 0; j < cfg.rows; j++) s += a[j];
+              for (int j = 0; j < cfg.cols; j++) s *= a[j];
+              for (int j = 0; j < d.y; j++) s -= a[j];
+              a[threadIdx.x] = s;
+            }
+            __global__ void u(float* a, Shape cfg) {
+              float s = 0.0f;
+              for (int j = 0; j < cfg.depth; j++) s += a[j];
+              a[threadIdx.x] = s;
+            }
+            void run(float* a, Shape cfg) {
+              uint2 d = {3, 5};
+              k<<<1, 1>>>(a, cfg, d);
+              u<<<1, 1>>>(a, cfg);
+            }
+            int main() {
+              Shape cfg;
+              cfg.rows = 10;
+              float* a = 0;
+              run(a, cfg);
+            }
+            """,
+        },
+    )
+    found = kernels(tmp_path)
+    k, u = found["k"], found["u"]
+    assert k.resolved.flops["sp"] == 10 + 48 + 5 and not k.resolved.defaults
+    assert k.resolved.bindings["cfg.rows"] == 10
+    assert set(u.resolved.defaults) == {"trip_L11"}  # cfg.depth: unknown, C4's loop
+
+
 @pytest.mark.rule("D23")
 def test_a_cuda_vector_types_list_gives_its_members_in_order(tmp_path):
     """`int3 vol = {v, v, 5};` with v the first argument (12): `(vol.x + 1) * vol.z` is 65;

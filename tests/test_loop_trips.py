@@ -74,6 +74,26 @@ def test_grid_stride_while_loop_averages_over_the_threads(tmp_path: Path) -> Non
         assert at(fv.load_bytes, n=n, blockDim_x=bx, gridDim_x=gx) == 4 * trips
 
 
+@pytest.mark.rule("S27")
+def test_a_bound_growing_with_the_thread_averages_over_the_threads(tmp_path: Path) -> None:
+    source = """\
+        __global__ void tri(float* y, const float* x) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          float s = 0.0f;
+          for (int j = 0; j < i; j++) s += x[j];
+          for (int j = threadIdx.x; j < 64; j++) s += 2.0f;
+          y[i] = s;
+        }
+        """
+    fv = one(tmp_path, source).features
+    for bx, gx in ((128, 8), (256, 3)):
+        # the first loop runs i times: (bx * gx - 1) / 2 on average (C2's ceiling of it),
+        # not thread 0's 0; the second's start moves with the thread, as a grid-stride
+        # loop's (C3: 64 trips)
+        mean = -(-(bx * gx - 1) // 2)
+        assert at(fv.flops_sp, blockDim_x=bx, gridDim_x=gx) == mean + 64
+
+
 @pytest.mark.parametrize(
     ("before", "loop"),
     [

@@ -272,6 +272,42 @@ def test_a_cuda_thread_guard_bounds_its_size_by_the_launch(tmp_path):
     assert run(LaunchContext(block=(256, 1, 1), grid=(40, 1, 1))).resolved.bindings["n"] == 10242
 
 
+@pytest.mark.rule("U8")
+def test_a_guarded_local_read_from_memory_is_sized_by_the_launch(tmp_path):
+    """`int n = p->count; if (i >= n) return;` on 8 x 256 threads: the loop to n runs 2048
+    times (U6 through U8), not the unknown loop's default; the same local unguarded stays an
+    unknown trip count."""
+    source = """
+        struct Params { int count; };
+        __global__ void guarded(const float *x, float *y, const Params *p) {
+          int n = p->count;
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i >= n) return;
+          float s = 0.0f;
+          for (int j = 0; j < n; j++) s += x[j];
+          y[i] = s;
+        }
+        __global__ void unguarded(const float *x, float *y, const Params *p) {
+          int n = p->count;
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          float s = 0.0f;
+          for (int j = 0; j < n; j++) s += x[j];
+          y[i] = s;
+        }
+    """
+    path = tmp_path / "pairs.cu"
+    path.write_text(textwrap.dedent(source))
+    launch = LaunchContext(block=(256, 1, 1), grid=(8, 1, 1))
+    report = analyze_paths([path], load_gpu("rtx3080"), {}, RooflinePredictor(), launch)
+    guarded, unguarded = sorted(report.kernels, key=lambda k: k.ir.name)
+    assert guarded.resolved.bindings["n"] == 2048
+    assert guarded.resolved.defaults == {}
+    assert guarded.resolved.flops["sp"] == 2048
+    assert "[U6] n = 2048" in " ".join(guarded.resolved.notes)
+    assert set(unguarded.resolved.defaults) == {"trip_L15"}  # the loop's line
+    assert unguarded.resolved.flops["sp"] == 4  # C4's documented default
+
+
 @pytest.mark.rule("U3")
 def test_a_cuda_style_region_has_a_thread_grid(tmp_path):
     """omp_get_thread_num() / omp_get_team_num() are the lanes and blocks of the traffic
