@@ -39,14 +39,16 @@ class Context:
 
     def callable(self, name: str, arity: int) -> FunctionInfo | None:
         """The definition `name(args...)` reaches: device functions first, matching arity."""
-        candidates = self.functions.get(name.split("::")[-1], [])
+        candidates = self.functions.get(name.split("::")[-1] if "::" in name else name)
         if not candidates:
             return None
+        if len(candidates) == 1:
+            return candidates[0]  # what `min` picks of one, whatever its score
 
         def score(fn: FunctionInfo) -> tuple[int, int]:
-            params = fn.node.child_by_field_name("declarator")
-            n = _arity(params)
-            return (0 if n == arity else 1, 0 if fn.is_device else 1)
+            if fn.arity is None:  # a definition's tree never changes: walked once
+                fn.arity = _arity(fn.node.child_by_field_name("declarator"))
+            return (0 if fn.arity == arity else 1, 0 if fn.is_device else 1)
 
         return min(candidates, key=score)
 

@@ -6,7 +6,6 @@ kernel's macros, typedefs and `__device__` callees are visible to feature counti
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -16,17 +15,12 @@ from roofcast.analyzer import cuda, openmp
 from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.compdb import CompileDatabase, CompileUnit, unit_flags
 from roofcast.analyzer.context import Context
-from roofcast.analyzer.includes import (
-    angle_includes,
-    files_by_name,
-    quoted_includes,
-    resolve_angle_include,
-    resolve_include,
-)
+from roofcast.analyzer.includes import files_by_name, resolve_angle_include, resolve_include
 from roofcast.analyzer.index import FileIndex, build_index, index_query
 from roofcast.analyzer.model import FileProblem, KernelIR
 from roofcast.analyzer.parsing import parse_shared
 from roofcast.analyzer.preprocess import Macro, collect_macros, includes, preprocess, strip_comments
+from roofcast.analyzer.rawscan import raw_facts
 from roofcast.analyzer.session import SessionRecentTexts, analysis_session
 from roofcast.analyzer.skeleton import index_captures
 from roofcast.analyzer.sources import (
@@ -269,12 +263,11 @@ def _reached(
         current, depth = frontier.pop(0)
         if depth >= MAX_INCLUDE_DEPTH:
             continue
-        try:
-            data = current.read_bytes()
-        except OSError:
+        facts = raw_facts(current)
+        if not facts.readable:
             continue
-        targets = [resolve_include(current, name, roots, by_name) for name in quoted_includes(data)]
-        targets += [resolve_angle_include(name, unit_dirs) for name in angle_includes(data)]
+        targets = [resolve_include(current, name, roots, by_name) for name in facts.quoted]
+        targets += [resolve_angle_include(name, unit_dirs) for name in facts.angle]
         for target in targets:
             if target is not None and target not in seen:
                 seen.add(target)
@@ -515,37 +508,19 @@ def _includers(
     return out
 
 
-#: a blank or a comment between the words of a directive (comments become blanks in cpp)
-_GAP = rb"(?:[ \t]|/\*(?:[^*]|\*(?!/))*\*/)"
-_OMP_TARGET = re.compile(rb"#" + _GAP + rb"*pragma" + _GAP + rb"+omp" + _GAP + rb"+target")
-
-
-def _has_marker(data: bytes) -> bool:
-    """`__global__`, `__device__` or `#pragma omp target` anywhere (byte searches first: one
-    regex over every file of a large tree cost more than all other listing work)."""
-    return (
-        b"__global__" in data
-        or b"__device__" in data
-        or (b"target" in data and _OMP_TARGET.search(data) is not None)
-    )
-
-
 def _may_hold_kernels(path: Path) -> bool:
     """Cheap byte scan: files without any kernel marker are parsed only if a kernel includes them.
 
     Unreadable files are let through so that their problem is reported."""
     if path.suffix.lower() in (".cu", ".cuh"):
         return True  # kernels may hide behind macros such as `#define GLOBAL __global__`
-    try:
-        data = path.read_bytes()
-    except OSError:
+    facts = raw_facts(path)  # the bytes `partition` read, scanned once
+    if not facts.readable or facts.marker or facts.binary:
         return True
-    if _has_marker(data) or b"\0" in data[:8192]:
-        return True
-    for include in quoted_includes(data):  # a region pasted in from a local header
+    for include in facts.quoted:  # a region pasted in from a local header
         header = path.parent / include
         try:
-            if header.is_file() and _has_marker(header.read_bytes()):
+            if header.is_file() and raw_facts(header).marker:
                 return True
         except OSError:
             continue

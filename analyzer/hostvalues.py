@@ -281,8 +281,18 @@ def _definitions(
     return _DEFINITIONS.get(body, collect, grammar)
 
 
+#: (node, before, depth) -> value, shared by the scopes of one function built alike (the
+#: same grammar, placeholders, library and caller's values): one host `main` launching many
+#: kernels values the same definitions for each launch, and each of a launch's scopes
+_VALUES = SessionNodeCache(256)
+
+
 class HostScope:
-    """Definitions of one host function, searched backwards from a call."""
+    """Definitions of one host function, searched backwards from a call.
+
+    A scope's values depend only on what it was built with (its function, grammar, the
+    caller's values `outer`, placeholders, library), so scopes built alike share them;
+    `shared=False` for a scope whose `outer` is added to after it is built."""
 
     def __init__(
         self,
@@ -291,6 +301,7 @@ class HostScope:
         outer: dict[str, sympy.Expr] | None = None,
         placeholders: bool = False,
         library: CallSites | None = None,
+        shared: bool = True,
     ) -> None:
         self.func = func
         self.grammar = grammar
@@ -301,12 +312,34 @@ class HostScope:
         #: that the function's own file does not define
         self.library = library
         self.defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
+        #: (node id, start, end, before, depth) -> (node, its value): the node is kept, so
+        #: its id is not another's while the entry lives
+        self.values: dict[tuple, tuple[tree_sitter.Node, sympy.Expr | None]] | None = None
+        if shared:
+            signature = (grammar, placeholders, library, tuple(self.outer.items()))
+            self.values = _VALUES.get(func, dict, signature)
         body = func.child_by_field_name("body")
         if body is None:
             return
         self.defs = _definitions(body, grammar)
 
     def value(
+        self, node: tree_sitter.Node | None, before: int, depth: int = 0
+    ) -> sympy.Expr | None:
+        """The value of `node` from the definitions before byte `before` (see `_value`),
+        computed once per scopes built alike."""
+        values = self.values
+        if values is None or node is None:
+            return self._value(node, before, depth)
+        key = (node.id, node.start_byte, node.end_byte, before, depth)
+        found = values.get(key)
+        if found is not None:
+            return found[1]
+        value = self._value(node, before, depth)
+        values[key] = (node, value)
+        return value
+
+    def _value(
         self, node: tree_sitter.Node | None, before: int, depth: int = 0
     ) -> sympy.Expr | None:
         """The value of `node` from the definitions before byte `before`. Recursive, but
@@ -684,7 +717,8 @@ class HostScope:
             return False, None
         if not param.name or not shared:
             return False, None
-        scope = HostScope(callee, self.grammar, {}, library=self.library)
+        # its `outer` is filled in below: its values are its own
+        scope = HostScope(callee, self.grammar, {}, library=self.library, shared=False)
         key = f"{param.name}.{field}"
         sets = bool(scope.defs.get(key)) or any(
             scope._set_by_call(inner, at, field, depth + 1)[0]
@@ -846,6 +880,18 @@ def find_struct(
     root = func
     while root.parent is not None:
         root = root.parent
+    return _STRUCTS.get(
+        root, partial(_find_struct, name, root, grammar, library), (name, grammar, library)
+    )
+
+
+#: (file root, name, grammar, library) -> `find_struct`'s answer: asked for each member read
+_STRUCTS = SessionNodeCache(1024)
+
+
+def _find_struct(
+    name: str, root: tree_sitter.Node, grammar: str, library: CallSites | None
+) -> Struct | None:
     places = [(root, grammar)]
     if library is not None:
         # a file whose text does not name the struct cannot define it: not walked for its

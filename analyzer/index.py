@@ -56,6 +56,8 @@ class FunctionInfo:
     template_params: list[str]
     node: tree_sitter.Node
     callees: list[str] | None = None
+    #: how many parameters it declares (-1: no declarator found), once asked (`Context.callable`)
+    arity: int | None = field(default=None, repr=False, compare=False)
     #: the file's display lines (shared with its index), for `display`
     lines: list[str] = field(default_factory=list, repr=False, compare=False)
 

@@ -80,13 +80,19 @@ def token_text(node: tree_sitter.Node) -> str:
     (`a[i+1]` and `a[i + 1]` name one element). Comments are left out; the walk is iterative."""
     if node.child_count == 0:
         return node_text(node)
+    # Each token's text is sliced out of the node's, copied out of the tree once (not once
+    # per token); as a str when every byte is ASCII, where byte offsets are char offsets.
+    data = node.text or b""
+    base = node.start_byte
+    text: str | bytes = data.decode("ascii") if data.isascii() else data
     tokens: list[str] = []
     stack = [node]
     while stack:
         current = stack.pop()
         if current.child_count == 0 or current.type in ("string_literal", "char_literal"):
             if current.type != "comment":
-                tokens.append(node_text(current))
+                token = text[current.start_byte - base : current.end_byte - base]
+                tokens.append(token if isinstance(token, str) else token.decode("utf-8", "replace"))
         else:
             stack.extend(reversed(current.children))
     return " ".join(tokens)

@@ -16,23 +16,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import networkx as nx
-from roofcast.analyzer.includes import (
-    angle_includes,
-    files_by_name,
-    quoted_includes,
-    resolve_angle_include,
-    resolve_include,
-)
+from roofcast.analyzer.includes import files_by_name, resolve_angle_include, resolve_include
+from roofcast.analyzer.rawscan import raw_facts
 from roofcast.analyzer.sources import resolved
 
 
-def _includes(path: Path, angle: bool) -> tuple[list[str], list[str]]:
+def _includes(path: Path, angle: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(quoted, angle-bracket) include names of a file's raw bytes; angle ones if asked."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return [], []
-    return quoted_includes(data), angle_includes(data) if angle else []
+    facts = raw_facts(path)  # read once: discovery asks the same file's bytes for markers
+    return facts.quoted, facts.angle if angle else ()
 
 
 def independent_groups(

@@ -168,12 +168,20 @@ class _Expander:
         budget: int,
         deferred: frozenset[str] = frozenset(),
         pinned: frozenset[str] = frozenset(),
+        reuse_calls: bool = True,
     ) -> None:
         self.macros = macros
         self.budget = budget
         self.pinned = pinned
         self.names = frozenset(macros).difference(deferred)  # deferred: active from a #define
         self.object_like: dict[tuple[str, frozenset[str], int], str] = {}
+        #: a function-like call met again (`A(i, j)` on every line): (its expansion, the
+        #: budget its expansion spent), reused while no expansion is ever refused (`refused`)
+        self.calls: dict[tuple[str, tuple[str, ...], frozenset[str], int], tuple[str, int]] = {}
+        self.reuse_calls = reuse_calls
+        #: whether the budget refused an expansion: a run reusing calls is then redone
+        #: without (reused calls spend their first expansion's budget, maybe more than anew)
+        self.refused = False
         self._own_table: dict[str, Macro] | None = None  # a copy, once a directive changes it
 
     def directive(self, block: str) -> None:
@@ -185,6 +193,7 @@ class _Expander:
             if name in self.names and name not in self.pinned:
                 self.names = self.names - {name}
                 self.object_like.clear()  # a cached expansion may hold the old body
+                self.calls.clear()
             return
         found = _macro_of(block.replace("\\\r\n", "\\\n").replace("\\\n", " "))
         if found is None or found[0] in self.pinned:
@@ -198,6 +207,7 @@ class _Expander:
         self.macros = self._own_table = table
         self.names = self.names | {name}
         self.object_like.clear()
+        self.calls.clear()
 
     def expand(self, text: str, hidden: frozenset[str] = frozenset(), depth: int = 0) -> str:
         out: list[str] = []
@@ -238,12 +248,11 @@ class _Expander:
                 if call is None or not _arity_fits(macro, call[0]):
                     continue  # not a call, or one cpp would reject (`static T min()`)
                 args, end = call
-                replacement = self.expand(
-                    self.substitute(macro, args, hidden, depth), hidden | {name}, depth + 1
-                )
+                replacement = self._call(name, macro, args, hidden, depth)
             consumed = text[m.start() : end]
             growth = len(replacement) - len(consumed)
             if growth > 16 and self.budget - growth < 0:
+                self.refused = True
                 continue  # over budget: keep only expansions that do not grow the text
             self.budget -= max(0, growth)
             out.append(text[pos : m.start()])
@@ -251,6 +260,26 @@ class _Expander:
             pos = end
         out.append(text[pos:])
         return "".join(out)
+
+    def _call(
+        self, name: str, macro: Macro, args: list[str], hidden: frozenset[str], depth: int
+    ) -> str:
+        """A function-like macro call's expansion. One met before with the same arguments
+        (and the same macros: a directive forgets them) expanded to the same text, as long
+        as no expansion was refused; it spends that expansion's budget again, if there is
+        as much left (else it is expanded anew)."""
+        key = (name, tuple(args), hidden, depth)
+        found = self.calls.get(key) if self.reuse_calls else None
+        if found is not None and self.budget >= found[1]:
+            self.budget -= found[1]
+            return found[0]
+        budget = self.budget
+        replacement = self.expand(
+            self.substitute(macro, args, hidden, depth), hidden | {name}, depth + 1
+        )
+        if self.reuse_calls:
+            self.calls[key] = (replacement, budget - self.budget)
+        return replacement
 
     def substitute(self, macro: Macro, args: list[str], hidden: frozenset[str], depth: int) -> str:
         params = macro.params or ()
@@ -510,14 +539,18 @@ def preprocess(
         text = resolve_conditionals(text, defined or {}, undefined, notes)
     if not macros:
         return text
-    expander = _Expander(
-        macros,
-        max(len(text) * (MAX_GROWTH - 1), MIN_EXPANSION_BUDGET),
-        deferred.intersection(macros),
-        pinned,
-    )
-    # Code between directive lines is expanded a chunk at a time; a directive (with its
-    # continuation lines) stays as written, but a #pragma's macros are expanded too.
+    budget = max(len(text) * (MAX_GROWTH - 1), MIN_EXPANSION_BUDGET)
+    expander = _Expander(macros, budget, deferred.intersection(macros), pinned)
+    expanded = _expand_text(text, expander)
+    if expander.refused:  # the budget decided: as it decides without reused calls
+        expander = _Expander(macros, budget, deferred.intersection(macros), pinned, False)
+        expanded = _expand_text(text, expander)
+    return expanded
+
+
+def _expand_text(text: str, expander: _Expander) -> str:
+    """Code between directive lines is expanded a chunk at a time; a directive (with its
+    continuation lines) stays as written, but a #pragma's macros are expanded too."""
     out: list[str] = []
     pos = 0
     for start, block in _directives(_DIRECTIVE_BLOCK, text):

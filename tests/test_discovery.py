@@ -308,3 +308,32 @@ def test_a_listed_file_another_includes_is_counted_in_its_includers_context(tmp_
     assert kernel.resolved.defaults == {}
     assert kernel.resolved.flops["sp"] == 2 * 7  # a multiply and an add per trip, 7 trips
     assert kernel.resolved.load_bytes == 4 * 7  # floats
+
+
+def test_a_files_raw_bytes_are_scanned_once_per_analysis(tmp_path, monkeypatch):
+    """Splitting the listing into groups and choosing which files to parse both ask a file's
+    include names and kernel markers: its bytes are scanned once for both (and for the
+    headers a host-only file includes)."""
+    from collections import Counter
+
+    from roofcast.analyzer import rawscan
+    from roofcast.gpu_specs import load_gpu
+
+    from roofcast.pipeline import analyze_paths
+
+    (tmp_path / "common.h").write_text("#define N 256\n")
+    (tmp_path / "k.cu").write_text(
+        '#include "common.h"\n__global__ void k(float* a) { a[threadIdx.x] = N; }\n'
+    )
+    (tmp_path / "host.cpp").write_text('#include "common.h"\nint main() { return N; }\n')
+    scans: Counter[str] = Counter()
+    scan = rawscan._FACTS.compute
+
+    def counted(path: str) -> rawscan.RawFacts:
+        scans[Path(path).name] += 1
+        return scan(path)
+
+    monkeypatch.setattr(rawscan._FACTS, "compute", counted)
+    report = analyze_paths([tmp_path], load_gpu("rtx3080"), jobs=1)
+    assert [k.ir.name for k in report.kernels] == ["k"]
+    assert scans["host.cpp"] == 1 and scans["k.cu"] == 1 and scans["common.h"] == 1

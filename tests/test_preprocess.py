@@ -552,3 +552,33 @@ def test_undefine_overrides_a_define_and_a_builtin():
     text = "#ifdef __CUDACC__\nint cuda;\n#endif\n#ifdef X\nint x;\n#endif\n"
     out = resolve_conditionals(text, {"X": "1"}, undefined=frozenset({"__CUDACC__", "X"}))
     assert "cuda" not in out and "int x" not in out
+
+
+def _expanded_anew(text: str) -> str:
+    """`preprocess`, every function-like call expanded afresh (no call's expansion reused)."""
+    from roofcast.analyzer import preprocess as pp
+
+    macros = collect_macros(text)
+    budget = max(len(text) * (pp.MAX_GROWTH - 1), pp.MIN_EXPANSION_BUDGET)
+    expander = pp._Expander(macros, budget, reuse_calls=False)
+    return pp._expand_text(text, expander)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an accessor met again and again, and again after its redefinition
+        "#define A(i, j) a[(i) * N + (j)]\n#define N 64\n"
+        + "x = A(1, 2) + A(1, 2) * A(i, j);\n" * 50
+        + "#undef A\n#define A(i, j) b[(j) * N + (i)]\n"
+        + "y = A(1, 2) + A(i, j);\n" * 50,
+        # a call that doubles at each level, met until the budget refuses the copies
+        "".join(f"#define D{i}(x) (D{i + 1}(x) + D{i + 1}(x))\n" for i in range(14))
+        + "#define D14(x) (x)\n"
+        + "s = D0(v) + D0(w);\n" * 200,
+    ],
+)
+def test_a_repeated_macro_call_expands_as_it_would_anew(text):
+    """A call met again reuses its first expansion: the text is the one each call expanded
+    afresh gives, also where the growth cap refuses some copies."""
+    assert preprocess(text, collect_macros(text)) == _expanded_anew(text)
