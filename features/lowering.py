@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache, lru_cache, partial
 from typing import Any, cast
 
 import sympy
@@ -124,6 +124,8 @@ _ASSIGN_OPS = {
 }
 _MISSING: Any = object()
 _ASSIGNED = SessionNodeCache()  # loop or body node -> names assigned in it
+_WRITTEN_NAMES = SessionNodeCache(16384)  # expression -> the names written in it (`_names_of`)
+_TOKEN_TEXTS = SessionNodeCache(16384)  # an index expression -> its `token_text`
 _FLOAT_LITERAL = re.compile(r"^[0-9.]*([0-9]\.|\.[0-9]|[eE][+-]?[0-9])")
 
 
@@ -609,21 +611,8 @@ class KernelLowering:
             return _NO_NAMES
         key = (node.id, node.start_byte, node.end_byte)
         found = self.written_names.get(key)
-        if found is not None:
-            return found
-        names: set[str] = set()
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            if n.type == "identifier":
-                names.add(node_text(n))
-            elif n.type == "field_expression" and node_text(n.named_children[0]) in BUILTIN_VECTORS:
-                names.add(" ".join(node_text(n).split()))  # `threadIdx.x`: which thread axis
-            elif n.type == "call_expression" and _omp_query(n) is not None:
-                names.add(cast(str, _omp_query(n)))  # omp_get_thread_num(): threadIdx.x
-            else:
-                stack.extend(n.named_children)
-        found = self.written_names[key] = frozenset(names)
+        if found is None:  # not yet in this kernel: the session's (callees shared by kernels)
+            found = self.written_names[key] = _WRITTEN_NAMES.get(node, partial(_names_of, node))
         return found
 
     @staticmethod
@@ -869,8 +858,11 @@ class KernelLowering:
         """`token_text`, once per kernel for each index (asked at each access through it)."""
         key = (node.id, node.start_byte, node.end_byte)
         found = self.index_texts.get(key)
-        if found is None:
-            found = self.index_texts[key] = (node, token_text(node))  # the node keeps its id
+        if found is None:  # the node keeps its id; the session's text serves other kernels
+            found = self.index_texts[key] = (
+                node,
+                _TOKEN_TEXTS.get(node, partial(token_text, node)),
+            )
         return found[1]
 
     def _read_names(self, node: tree_sitter.Node) -> tuple[str, ...] | None:
@@ -952,6 +944,25 @@ class KernelLowering:
             self.approximated("N3", MAX_EXPRESSION_NESTING, node, "the deeper part not counted")
             return UNKNOWN
         t = node.type
+        if t == "identifier":  # most operands: `_e_identifier` without a call through the table
+            name = node_text(node)
+            var = None
+            for scope in reversed(self.scopes):  # `lookup`, inlined
+                var = scope.get(name)
+                if var is not None:
+                    break
+            else:
+                var = self.global_var(name)
+            if var is None:
+                return UNKNOWN
+            if var.member_of is not None and name != "this":
+                self.expr_depth += 1
+                result = self.member_field(var, name, read=True, write=False)
+                self.expr_depth -= 1
+                return result
+            return var.type
+        if t == "number_literal":
+            return _literal_type(node_text(node))
         handler = _EXPR_HANDLERS.get(t, _MISSING)
         if handler is _MISSING:
             handler = _EXPR_HANDLERS[t] = getattr(KernelLowering, "_e_" + t, None)
@@ -968,14 +979,7 @@ class KernelLowering:
         return result
 
     def _e_number_literal(self, node: tree_sitter.Node) -> CType:
-        text = node_text(node).lower()
-        if text.startswith("0x"):
-            return INT
-        if text.endswith("f") or text.endswith("f16"):
-            return FLOAT
-        if _FLOAT_LITERAL.match(text) or text.endswith("."):
-            return DOUBLE
-        return LONG if text.endswith(("l", "ll", "ul", "ull")) else INT
+        return _literal_type(node_text(node))
 
     def _e_char_literal(self, node: tree_sitter.Node) -> CType:
         return CType("int", 1)
@@ -1162,7 +1166,18 @@ class KernelLowering:
             self.spend(len(spine) - 1)
         a = self.expr(left)
         for inner in reversed(spine):
-            a = self.binary(operator(inner), a, self.expr(inner.child_by_field_name("right")))
+            b = self.expr(inner.child_by_field_name("right"))
+            op_node = inner.child_by_field_name("operator")
+            op = op_node.type if op_node is not None else ""  # `operator`, inlined
+            if op in ("&&", "||"):  # `binary`, inlined: one call per operator fewer
+                a = BOOL
+            elif op in _COMPARE:
+                if not (a.is_float or b.is_float):
+                    self.add("int_ops", "I1")
+                a = BOOL
+            else:
+                a = promote(a, b)
+                self.arith(op, a)
         return a
 
     def binary(self, op: str, a: CType, b: CType) -> CType:
@@ -2817,6 +2832,23 @@ OMP_QUERIES = {
 }
 
 
+def _names_of(node: tree_sitter.Node) -> frozenset[str]:
+    """`KernelLowering._names_in`'s walk: the names written in an expression."""
+    names: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            names.add(node_text(n))
+        elif n.type == "field_expression" and node_text(n.named_children[0]) in BUILTIN_VECTORS:
+            names.add(" ".join(node_text(n).split()))  # `threadIdx.x`: which thread axis
+        elif n.type == "call_expression" and _omp_query(n) is not None:
+            names.add(cast(str, _omp_query(n)))  # omp_get_thread_num(): threadIdx.x
+        else:
+            stack.extend(n.named_children)
+    return frozenset(names)
+
+
 def _omp_query(node: tree_sitter.Node) -> str | None:
     """The builtin an argument-less `omp_get_thread_num()` & co. stands for, else None."""
     function = node.child_by_field_name("function")
@@ -2826,10 +2858,13 @@ def _omp_query(node: tree_sitter.Node) -> str | None:
     return OMP_QUERIES.get(node_text(function))
 
 
+@lru_cache(maxsize=4096)
 def _small_expression(expr: sympy.Basic) -> bool:
     """At most MAX_VALUE_DEPTH deep and MAX_VALUE_SIZE nodes as a tree (a subexpression
     shared n times counted n times: sympy's recursive walks visit it n times). Measured over
-    the shared graph, each node once, so that an exponentially large tree costs nothing."""
+    the shared graph, each node once, so that an exponentially large tree costs nothing.
+    Kept per value (a structural measure, keyed by sympy's own equality): indices and trip
+    counts are valued again at each access and inlined call, mostly to the same values."""
     measured: dict[int, tuple[int, int]] = {}  # id -> (height, tree size)
     stack: list[tuple[sympy.Basic, bool]] = [(expr, False)]
     while stack:
@@ -3015,6 +3050,20 @@ def integer_trip(op: str, start: int, end: int, kind: str, amount: int) -> int |
     return count
 
 
+@lru_cache(maxsize=8192)
+def _literal_type(text: str) -> CType:
+    """The type of a number literal: its text decides (asked once per distinct text)."""
+    text = text.lower()
+    if text.startswith("0x"):
+        return INT
+    if text.endswith("f") or text.endswith("f16"):
+        return FLOAT
+    if _FLOAT_LITERAL.match(text) or text.endswith("."):
+        return DOUBLE
+    return LONG if text.endswith(("l", "ll", "ul", "ull")) else INT
+
+
+@lru_cache(maxsize=8192)
 def _number(text: str) -> sympy.Expr | None:
     t = text.strip().rstrip("uUlLfF").strip()
     t = t.replace("'", "")
