@@ -58,6 +58,7 @@ from roofcast.features.ctypes import (
 )
 from roofcast.features.lowered import LoweredKernel
 from roofcast.features.opcount import SPECIAL_PREFIX
+from roofcast.features.scalarbody import scalar_body
 from roofcast.features.sharedmem import (
     callee_name,
     classes_returning_shared,
@@ -241,6 +242,12 @@ class KernelLowering:
         self.expr_depth = 0  # expressions being walked, nested (rule N3)
         self.macro_depth = 0  # macro values being evaluated, nested
         self.value_calls = 0  # one-line functions being valued, nested (rule D10)
+        self.valued = 0  # `value`s asked outside macros (a replayed body asks none: D-rules)
+        #: the counts a scalar body's first walk makes (`walk_inlined`), while it is walked
+        self.recording: list[tuple] | None = None
+        #: (body, its free names' types) -> (body, work, counts), or (body, None, ()) for a
+        #: body whose walk did more than count
+        self.replays: dict[tuple, tuple[tree_sitter.Node, int | None, tuple]] = {}
         self.work = 0  # statements and expressions visited (rule B1)
         self.budget = WORK_BUDGET
         self.warned: set[str] = set()  # the rules already named in fv.warnings
@@ -301,6 +308,8 @@ class KernelLowering:
     ) -> None:
         """Record `n` operations of count `name`, counted by `rule`, at the current line in
         the current nest (or in nest `key`)."""
+        if self.recording is not None:
+            self.recording.append((name, rule, n, key))
         if self.loop_control is not None and name == "int_ops":
             if self.loop_control == "I4":
                 return  # the control of a loop the compiler unrolls fully (rule I4)
@@ -403,6 +412,8 @@ class KernelLowering:
         sympy could only walk by deep recursion, is unknown (rule N4)."""
         if node is None:
             return None
+        if not self.macro_depth:
+            self.valued += 1
         result = self._value_leaf(node)
         if result is not _COMPOUND:
             return result
@@ -1684,7 +1695,7 @@ class KernelLowering:
         self.inlined_at = (self.call_counter, (str(self.ir.file), self.current_line))
         self.source_file, self.frame_base = str(callee.file), len(self.frames)
         try:
-            self.stmt(body)
+            self.walk_inlined(callee, body, scope)
         finally:
             self.source_file, self.frame_base, self.inlined_at = outer
             self.member_stack.pop()
@@ -1692,6 +1703,99 @@ class KernelLowering:
             self.inline_depth -= 1
             self.inline_stack.pop()
         return return_type
+
+    def walk_inlined(self, callee, body: tree_sitter.Node, scope: dict[str, Var]) -> None:
+        """Walk an inlined body. A body that only computes with scalars (`scalar_body`)
+        counts the same at every call of this kernel whose free names have the same types:
+        its first walk's counts and work are recorded, and replayed at the next such call
+        instead of walking it again (byte-identical counts, at a fraction of the cost)."""
+        shape = None
+        if (
+            self.recording is None
+            and not self.track_lines
+            and not self.next_atomic
+            and all(not v.type.pointer and v.space == "scalar" for v in scope.values())
+            and method_class(callee) is None
+        ):
+            shape = scalar_body(body)
+        if (
+            shape is None
+            or (shape.declares and self.clang is not None)
+            or self.stmt_depth + shape.height >= MAX_STATEMENT_NESTING
+            or self.expr_depth + shape.height >= MAX_EXPRESSION_NESTING
+        ):
+            self.stmt(body)
+            return
+        kernel_scope = self.scopes[0]
+        if any(name in kernel_scope and name not in scope for name in shape.assigned):
+            self.stmt(body)  # it assigns a name of the kernel's: that changes its state
+            return
+        free = tuple(
+            (var.type, var.member_of is None)
+            if name not in scope and (var := kernel_scope.get(name)) is not None
+            else None
+            for name in shape.names
+        )
+        key = (body.id, body.start_byte, body.end_byte, free)
+        known = self.replays.get(key)
+        if known is None:
+            self.record_inlined(body, key)
+            return
+        _, work, counts = known
+        if work is None or self.work + work > self.budget:
+            self.stmt(body)  # not replayable, or the budget runs out inside: walked (B1)
+            return
+        self.work += work
+        for name, rule, n, at in counts:
+            self.add(name, rule, n, at)
+
+    def record_inlined(self, body: tree_sitter.Node, key: tuple) -> None:
+        """`walk_inlined`'s first walk of a scalar body: its counts are kept when the walk
+        did nothing else (no warning, note, access, value or call changed state)."""
+        fv = self.fv
+        state = (
+            len(fv.warnings),
+            len(fv.notes),
+            fv.device_calls,
+            fv.shared_arrays,
+            fv.unparsed_regions,
+            fv.indirect_accesses,
+            len(fv.host_bindings),
+            self.call_counter,
+            len(self.accesses),
+            len(self.access_state),
+            len(self.arrays),
+            len(self.trip_columns),
+            len(self.frames),
+            self.valued,
+        )
+        work = self.work
+        self.recording = []
+        try:
+            self.stmt(body)
+            counts = tuple(self.recording)
+        finally:
+            self.recording = None
+        after = (
+            len(fv.warnings),
+            len(fv.notes),
+            fv.device_calls,
+            fv.shared_arrays,
+            fv.unparsed_regions,
+            fv.indirect_accesses,
+            len(fv.host_bindings),
+            self.call_counter,
+            len(self.accesses),
+            len(self.access_state),
+            len(self.arrays),
+            len(self.trip_columns),
+            len(self.frames),
+            self.valued,
+        )
+        if after == state and all(at is None for *_, at in counts):
+            self.replays[key] = (body, self.work - work, counts)
+        else:
+            self.replays[key] = (body, None, ())
 
     def bind_members(
         self, callee, obj: tree_sitter.Node | None, fn_node: tree_sitter.Node | None
@@ -2858,7 +2962,6 @@ def _omp_query(node: tree_sitter.Node) -> str | None:
     return OMP_QUERIES.get(node_text(function))
 
 
-@lru_cache(maxsize=4096)
 def _small_expression(expr: sympy.Basic) -> bool:
     """At most MAX_VALUE_DEPTH deep and MAX_VALUE_SIZE nodes as a tree (a subexpression
     shared n times counted n times: sympy's recursive walks visit it n times). Measured over
@@ -3063,7 +3166,6 @@ def _literal_type(text: str) -> CType:
     return LONG if text.endswith(("l", "ll", "ul", "ull")) else INT
 
 
-@lru_cache(maxsize=8192)
 def _number(text: str) -> sympy.Expr | None:
     t = text.strip().rstrip("uUlLfF").strip()
     t = t.replace("'", "")
