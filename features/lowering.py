@@ -125,8 +125,6 @@ _ASSIGN_OPS = {
 }
 _MISSING: Any = object()
 _ASSIGNED = SessionNodeCache()  # loop or body node -> names assigned in it
-_WRITTEN_NAMES = SessionNodeCache(16384)  # expression -> the names written in it (`_names_of`)
-_TOKEN_TEXTS = SessionNodeCache(16384)  # an index expression -> its `token_text`
 _FLOAT_LITERAL = re.compile(r"^[0-9.]*([0-9]\.|\.[0-9]|[eE][+-]?[0-9])")
 
 
@@ -622,8 +620,8 @@ class KernelLowering:
             return _NO_NAMES
         key = (node.id, node.start_byte, node.end_byte)
         found = self.written_names.get(key)
-        if found is None:  # not yet in this kernel: the session's (callees shared by kernels)
-            found = self.written_names[key] = _WRITTEN_NAMES.get(node, partial(_names_of, node))
+        if found is None:
+            found = self.written_names[key] = _names_of(node)
         return found
 
     @staticmethod
@@ -869,10 +867,10 @@ class KernelLowering:
         """`token_text`, once per kernel for each index (asked at each access through it)."""
         key = (node.id, node.start_byte, node.end_byte)
         found = self.index_texts.get(key)
-        if found is None:  # the node keeps its id; the session's text serves other kernels
+        if found is None:  # the node keeps its id
             found = self.index_texts[key] = (
                 node,
-                _TOKEN_TEXTS.get(node, partial(token_text, node)),
+                token_text(node),
             )
         return found[1]
 
