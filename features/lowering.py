@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache, lru_cache, partial
 from typing import Any, cast
 
 import sympy
@@ -58,6 +58,7 @@ from roofcast.features.ctypes import (
 )
 from roofcast.features.lowered import LoweredKernel
 from roofcast.features.opcount import SPECIAL_PREFIX
+from roofcast.features.scalarbody import scalar_body
 from roofcast.features.sharedmem import (
     callee_name,
     classes_returning_shared,
@@ -247,6 +248,12 @@ class KernelLowering:
         self.expr_depth = 0  # expressions being walked, nested (rule N3)
         self.macro_depth = 0  # macro values being evaluated, nested
         self.value_calls = 0  # one-line functions being valued, nested (rule D10)
+        self.valued = 0  # `value`s asked outside macros (a replayed body asks none: D-rules)
+        #: the counts a scalar body's first walk makes (`walk_inlined`), while it is walked
+        self.recording: list[tuple] | None = None
+        #: (body, its free names' types) -> (body, work, counts), or (body, None, ()) for a
+        #: body whose walk did more than count
+        self.replays: dict[tuple, tuple[tree_sitter.Node, int | None, tuple]] = {}
         self.work = 0  # statements and expressions visited (rule B1)
         self.budget = WORK_BUDGET
         self.warned: set[str] = set()  # the rules already named in fv.warnings
@@ -311,6 +318,8 @@ class KernelLowering:
     ) -> None:
         """Record `n` operations of count `name`, counted by `rule`, at the current line in
         the current nest (or in nest `key`)."""
+        if self.recording is not None:
+            self.recording.append((name, rule, n, key))
         if self.loop_control is not None and name == "int_ops":
             if self.loop_control == "I4":
                 return  # the control of a loop the compiler unrolls fully (rule I4)
@@ -413,6 +422,8 @@ class KernelLowering:
         sympy could only walk by deep recursion, is unknown (rule N4)."""
         if node is None:
             return None
+        if not self.macro_depth:
+            self.valued += 1
         result = self._value_leaf(node)
         if result is not _COMPOUND:
             return result
@@ -643,21 +654,8 @@ class KernelLowering:
             return _NO_NAMES
         key = (node.id, node.start_byte, node.end_byte)
         found = self.written_names.get(key)
-        if found is not None:
-            return found
-        names: set[str] = set()
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            if n.type == "identifier":
-                names.add(node_text(n))
-            elif n.type == "field_expression" and node_text(n.named_children[0]) in BUILTIN_VECTORS:
-                names.add(" ".join(node_text(n).split()))  # `threadIdx.x`: which thread axis
-            elif n.type == "call_expression" and _omp_query(n) is not None:
-                names.add(cast(str, _omp_query(n)))  # omp_get_thread_num(): threadIdx.x
-            else:
-                stack.extend(n.named_children)
-        found = self.written_names[key] = frozenset(names)
+        if found is None:
+            found = self.written_names[key] = _names_of(node)
         return found
 
     @staticmethod
@@ -903,8 +901,11 @@ class KernelLowering:
         """`token_text`, once per kernel for each index (asked at each access through it)."""
         key = (node.id, node.start_byte, node.end_byte)
         found = self.index_texts.get(key)
-        if found is None:
-            found = self.index_texts[key] = (node, token_text(node))  # the node keeps its id
+        if found is None:  # the node keeps its id
+            found = self.index_texts[key] = (
+                node,
+                token_text(node),
+            )
         return found[1]
 
     def _read_names(self, node: tree_sitter.Node) -> tuple[str, ...] | None:
@@ -986,6 +987,25 @@ class KernelLowering:
             self.approximated("N3", MAX_EXPRESSION_NESTING, node, "the deeper part not counted")
             return UNKNOWN
         t = node.type
+        if t == "identifier":  # most operands: `_e_identifier` without a call through the table
+            name = node_text(node)
+            var = None
+            for scope in reversed(self.scopes):  # `lookup`, inlined
+                var = scope.get(name)
+                if var is not None:
+                    break
+            else:
+                var = self.global_var(name)
+            if var is None:
+                return UNKNOWN
+            if var.member_of is not None and name != "this":
+                self.expr_depth += 1
+                result = self.member_field(var, name, read=True, write=False)
+                self.expr_depth -= 1
+                return result
+            return var.type
+        if t == "number_literal":
+            return _literal_type(node_text(node))
         handler = _EXPR_HANDLERS.get(t, _MISSING)
         if handler is _MISSING:
             handler = _EXPR_HANDLERS[t] = getattr(KernelLowering, "_e_" + t, None)
@@ -1002,14 +1022,7 @@ class KernelLowering:
         return result
 
     def _e_number_literal(self, node: tree_sitter.Node) -> CType:
-        text = node_text(node).lower()
-        if text.startswith("0x"):
-            return INT
-        if text.endswith("f") or text.endswith("f16"):
-            return FLOAT
-        if _FLOAT_LITERAL.match(text) or text.endswith("."):
-            return DOUBLE
-        return LONG if text.endswith(("l", "ll", "ul", "ull")) else INT
+        return _literal_type(node_text(node))
 
     def _e_char_literal(self, node: tree_sitter.Node) -> CType:
         return CType("int", 1)
@@ -1196,7 +1209,18 @@ class KernelLowering:
             self.spend(len(spine) - 1)
         a = self.expr(left)
         for inner in reversed(spine):
-            a = self.binary(operator(inner), a, self.expr(inner.child_by_field_name("right")))
+            b = self.expr(inner.child_by_field_name("right"))
+            op_node = inner.child_by_field_name("operator")
+            op = op_node.type if op_node is not None else ""  # `operator`, inlined
+            if op in ("&&", "||"):  # `binary`, inlined: one call per operator fewer
+                a = BOOL
+            elif op in _COMPARE:
+                if not (a.is_float or b.is_float):
+                    self.add("int_ops", "I1")
+                a = BOOL
+            else:
+                a = promote(a, b)
+                self.arith(op, a)
         return a
 
     def binary(self, op: str, a: CType, b: CType) -> CType:
@@ -1709,7 +1733,7 @@ class KernelLowering:
         self.inlined_at = (self.call_counter, (str(self.ir.file), self.current_line))
         self.source_file, self.frame_base = str(callee.file), len(self.frames)
         try:
-            self.stmt(body)
+            self.walk_inlined(callee, body, scope)
         finally:
             self.source_file, self.frame_base, self.inlined_at = outer
             self.member_stack.pop()
@@ -1717,6 +1741,99 @@ class KernelLowering:
             self.inline_depth -= 1
             self.inline_stack.pop()
         return return_type
+
+    def walk_inlined(self, callee, body: tree_sitter.Node, scope: dict[str, Var]) -> None:
+        """Walk an inlined body. A body that only computes with scalars (`scalar_body`)
+        counts the same at every call of this kernel whose free names have the same types:
+        its first walk's counts and work are recorded, and replayed at the next such call
+        instead of walking it again (byte-identical counts, at a fraction of the cost)."""
+        shape = None
+        if (
+            self.recording is None
+            and not self.track_lines
+            and not self.next_atomic
+            and all(not v.type.pointer and v.space == "scalar" for v in scope.values())
+            and method_class(callee) is None
+        ):
+            shape = scalar_body(body)
+        if (
+            shape is None
+            or (shape.declares and self.clang is not None)
+            or self.stmt_depth + shape.height >= MAX_STATEMENT_NESTING
+            or self.expr_depth + shape.height >= MAX_EXPRESSION_NESTING
+        ):
+            self.stmt(body)
+            return
+        kernel_scope = self.scopes[0]
+        if any(name in kernel_scope and name not in scope for name in shape.assigned):
+            self.stmt(body)  # it assigns a name of the kernel's: that changes its state
+            return
+        free = tuple(
+            (var.type, var.member_of is None)
+            if name not in scope and (var := kernel_scope.get(name)) is not None
+            else None
+            for name in shape.names
+        )
+        key = (body.id, body.start_byte, body.end_byte, free)
+        known = self.replays.get(key)
+        if known is None:
+            self.record_inlined(body, key)
+            return
+        _, work, counts = known
+        if work is None or self.work + work > self.budget:
+            self.stmt(body)  # not replayable, or the budget runs out inside: walked (B1)
+            return
+        self.work += work
+        for name, rule, n, at in counts:
+            self.add(name, rule, n, at)
+
+    def record_inlined(self, body: tree_sitter.Node, key: tuple) -> None:
+        """`walk_inlined`'s first walk of a scalar body: its counts are kept when the walk
+        did nothing else (no warning, note, access, value or call changed state)."""
+        fv = self.fv
+        state = (
+            len(fv.warnings),
+            len(fv.notes),
+            fv.device_calls,
+            fv.shared_arrays,
+            fv.unparsed_regions,
+            fv.indirect_accesses,
+            len(fv.host_bindings),
+            self.call_counter,
+            len(self.accesses),
+            len(self.access_state),
+            len(self.arrays),
+            len(self.trip_columns),
+            len(self.frames),
+            self.valued,
+        )
+        work = self.work
+        self.recording = []
+        try:
+            self.stmt(body)
+            counts = tuple(self.recording)
+        finally:
+            self.recording = None
+        after = (
+            len(fv.warnings),
+            len(fv.notes),
+            fv.device_calls,
+            fv.shared_arrays,
+            fv.unparsed_regions,
+            fv.indirect_accesses,
+            len(fv.host_bindings),
+            self.call_counter,
+            len(self.accesses),
+            len(self.access_state),
+            len(self.arrays),
+            len(self.trip_columns),
+            len(self.frames),
+            self.valued,
+        )
+        if after == state and all(at is None for *_, at in counts):
+            self.replays[key] = (body, self.work - work, counts)
+        else:
+            self.replays[key] = (body, None, ())
 
     def bind_members(
         self, callee, obj: tree_sitter.Node | None, fn_node: tree_sitter.Node | None
@@ -2941,6 +3058,23 @@ OMP_QUERIES = {
 }
 
 
+def _names_of(node: tree_sitter.Node) -> frozenset[str]:
+    """`KernelLowering._names_in`'s walk: the names written in an expression."""
+    names: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            names.add(node_text(n))
+        elif n.type == "field_expression" and node_text(n.named_children[0]) in BUILTIN_VECTORS:
+            names.add(" ".join(node_text(n).split()))  # `threadIdx.x`: which thread axis
+        elif n.type == "call_expression" and _omp_query(n) is not None:
+            names.add(cast(str, _omp_query(n)))  # omp_get_thread_num(): threadIdx.x
+        else:
+            stack.extend(n.named_children)
+    return frozenset(names)
+
+
 def _omp_query(node: tree_sitter.Node) -> str | None:
     """The builtin an argument-less `omp_get_thread_num()` & co. stands for, else None."""
     function = node.child_by_field_name("function")
@@ -2953,7 +3087,9 @@ def _omp_query(node: tree_sitter.Node) -> str | None:
 def _small_expression(expr: sympy.Basic) -> bool:
     """At most MAX_VALUE_DEPTH deep and MAX_VALUE_SIZE nodes as a tree (a subexpression
     shared n times counted n times: sympy's recursive walks visit it n times). Measured over
-    the shared graph, each node once, so that an exponentially large tree costs nothing."""
+    the shared graph, each node once, so that an exponentially large tree costs nothing.
+    Kept per value (a structural measure, keyed by sympy's own equality): indices and trip
+    counts are valued again at each access and inlined call, mostly to the same values."""
     measured: dict[int, tuple[int, int]] = {}  # id -> (height, tree size)
     stack: list[tuple[sympy.Basic, bool]] = [(expr, False)]
     while stack:
@@ -3141,6 +3277,19 @@ def integer_trip(op: str, start: int, end: int, kind: str, amount: int) -> int |
         value *= amount
         count += 1
     return count
+
+
+@lru_cache(maxsize=8192)
+def _literal_type(text: str) -> CType:
+    """The type of a number literal: its text decides (asked once per distinct text)."""
+    text = text.lower()
+    if text.startswith("0x"):
+        return INT
+    if text.endswith("f") or text.endswith("f16"):
+        return FLOAT
+    if _FLOAT_LITERAL.match(text) or text.endswith("."):
+        return DOUBLE
+    return LONG if text.endswith(("l", "ll", "ul", "ull")) else INT
 
 
 def _number(text: str) -> sympy.Expr | None:
