@@ -378,7 +378,9 @@ class HostScope:
         binding of a parameter, or a file-level initializer (rule D7)."""
         earlier = [v for start, v in self.defs.get(name, []) if start < before]
         loop = _step_loop(earlier[-1]) if earlier else None
-        if loop is not None:
+        if name != "argc" and self._overwritten(name, earlier, before):
+            value = None
+        elif loop is not None:
             value = self._stepped(name, loop, before, depth)
         elif earlier and _accumulated(earlier[-1], before, self.func):
             value = None
@@ -395,6 +397,43 @@ class HostScope:
         if value is None and self.placeholders:
             return unknown_symbol(name)
         return value
+
+    def _overwritten(self, name: str, earlier: list[tree_sitter.Node], before: int) -> bool:
+        """Rule D31: whether, after the last of the definitions `earlier` and before byte
+        `before`, a call is given `&name` at a place it may write (`fscanf(f, "%d", &n)`,
+        `read(fd, &n, 4)`, a helper of the folder taking a non-const pointer) or `name++`
+        (`name--`) runs other than as the step of a `for` the use is in (D8). Host code
+        does not show the value either leaves, so the name is unknown there."""
+        body = self.func.child_by_field_name("body")
+        if body is None:
+            return False
+        after = earlier[-1].start_byte if earlier else -1
+        for start, step in _bumped(body, self.grammar).get(name, []):
+            if after < start < before and not _counts_loop(step, before):
+                return True
+        for start, call, position in _given_objects(body, self.grammar).get(name, []):
+            if after < start < before and self._writes(call, position):
+                return True
+        return False
+
+    def _writes(self, call: tree_sitter.Node, position: int) -> bool:
+        """Rule D31: whether `call` may write through its argument at `position`, given
+        `&name` there: any call may, but a copy's source (`memcpy(d, &n, 4)`,
+        `cudaMemcpyToSymbol(c, &n, 4)`), a write out (`fwrite(&n, ...)`) and a helper of
+        the folder whose parameter there points to const only read it."""
+        name, args = call_parts(call)
+        if position >= len(args) or args[position].type != "pointer_expression":
+            return False  # given by name: a scalar is copied
+        last = name.split("::")[-1]
+        if "memcpy" in last.lower() or "MemcpyToSymbol" in last:
+            return position == 0 and "ToSymbol" not in last
+        if last in _READS_THROUGH:
+            return False
+        callee = self._file_level(file_functions, last)
+        params = parameters(callee) if callee is not None else []
+        if position < len(params) and len(params) == len(args):
+            return not params[position].type.lstrip().startswith("const")
+        return True
 
     def _file_level(
         self,
@@ -977,6 +1016,45 @@ def _step(value: int, how: str, amount: int) -> int:
     if how == "<<=":
         return value << min(max(amount, 0), 62)
     return value >> min(max(amount, 0), 62)
+
+
+#: rule D31: library calls that only read what they are given by address
+_READS_THROUGH = frozenset({"fwrite", "write", "printf", "fprintf", "send", "MPI_Send"})
+
+_BUMPED = SessionNodeCache(256)
+
+
+@cache
+def _bumped_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(language(grammar), "(update_expression argument: (identifier) @name)")
+
+
+def _bumped(body: tree_sitter.Node, grammar: str) -> dict[str, list[tuple[int, tree_sitter.Node]]]:
+    """Rule D31: name -> [(byte offset, `name++`)] of a function body, in source order."""
+
+    def collect() -> dict[str, list[tuple[int, tree_sitter.Node]]]:
+        out: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
+        for name in captures(_bumped_query(grammar), body).get("name", []):
+            step = name.parent
+            if step is not None:
+                out.setdefault(node_text(name), []).append((step.start_byte, step))
+        return out
+
+    return _BUMPED.get(body, collect, grammar)
+
+
+def _counts_loop(step: tree_sitter.Node, before: int) -> bool:
+    """Whether `step` (`i++`) is the update, or one of a comma list of it, of a `for` loop
+    that holds byte `before`: the loop's counter, which D8 values at its start there."""
+    node = step
+    parent = node.parent
+    while parent is not None and parent.type == "comma_expression":
+        node, parent = parent, parent.parent
+    if parent is None or parent.type != "for_statement":
+        return False
+    update = parent.child_by_field_name("update")
+    inside = parent.start_byte <= before < parent.end_byte
+    return inside and update is not None and update.id == node.id
 
 
 _LOOPS = ("for_statement", "for_range_loop", "while_statement", "do_statement")
