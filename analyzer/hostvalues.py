@@ -836,6 +836,10 @@ class HostScope:
             return piecewise(given, sympy.Eq, present, sympy.Integer(1), before)
         value = _scanned(scan) if scan else self.value(last, last.start_byte, depth + 1)
         guard = _guarding_condition(last, self.func)
+        if guard is None and value is not None and len(earlier) > 1 and depth < MAX_DEPTH:
+            chosen = self._else_arm(earlier, value, depth)
+            if chosen is not None:
+                return chosen
         if value is None or guard is None or first or depth >= MAX_DEPTH:
             return value
         before = self._latest(earlier[:-1], depth + 1) if len(earlier) > 1 else prior
@@ -843,6 +847,28 @@ class HostScope:
             return value
         chosen = self._piecewise(guard, value, before, last.start_byte, depth)
         return chosen if chosen is not None else value
+
+    def _else_arm(
+        self, earlier: list[tree_sitter.Node], value: sympy.Expr, depth: int
+    ) -> sympy.Expr | None:
+        """Rule D32: `if (c) r = a; else r = b;` with `c` a comparison: `r` after it is `a`
+        where `c` holds, else `b` (`value`), when the definition before the else arm's is
+        the consequence's own; else None (the last definition stands, as before)."""
+        last, previous = earlier[-1], earlier[-2]
+        branch = _else_branch(last, self.func)
+        if branch is None:
+            return None
+        condition = _comparison(branch.child_by_field_name("condition"))
+        guard = _guarding_condition(previous, self.func)
+        consequence = branch.child_by_field_name("consequence")
+        if condition is None or guard is None or guard.id != condition.id or consequence is None:
+            return None
+        if not consequence.start_byte <= previous.start_byte < consequence.end_byte:
+            return None
+        yes = self.value(previous, previous.start_byte, depth + 1)
+        if yes is None or has_unknown(yes) or has_unknown(value):
+            return None
+        return self._piecewise(condition, yes, value, last.start_byte, depth)
 
     def _conditional(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """`c ? a : b` with `c` a comparison: a piecewise value, decided once the command
@@ -1087,6 +1113,20 @@ def _guarding_condition(value: tree_sitter.Node, func: tree_sitter.Node) -> tree
                 return None
             return _comparison(parent.child_by_field_name("condition"))
         node = parent
+    return None
+
+
+def _else_branch(value: tree_sitter.Node, func: tree_sitter.Node) -> tree_sitter.Node | None:
+    """Rule D32: the `if` whose `else` arm holds the definition `value`, when that arm is the
+    nearest statement that can skip it (no loop or `if` in between), else None."""
+    node = value.parent
+    while node is not None and node.id != func.id:
+        if node.type in ("for_statement", "while_statement", "do_statement", "if_statement"):
+            return None
+        if node.type == "else_clause":
+            parent = node.parent
+            return parent if parent is not None and parent.type == "if_statement" else None
+        node = node.parent
     return None
 
 

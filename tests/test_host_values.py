@@ -841,3 +841,28 @@ def test_a_name_a_call_may_write_or_a_loop_counts_up_is_unknown_after():
         """
     )
     assert found == [None, None, None, None, 3, 4, argv_symbol(2)]
+
+
+@pytest.mark.rule("D32")
+def test_an_if_else_pair_of_definitions_is_piecewise():
+    """`if (left > 4000) r = 4000; else r = left;` clamps `r`: at the use it is 4000 for a
+    larger command-line value and that value otherwise, not the else arm's alone. A
+    definition in an else arm whose `if` does not define the name first keeps its value."""
+    found = _host_arguments(
+        """\
+        int main(int argc, char** argv) {
+          int left = atoi(argv[1]) - 10;
+          int r, q = 7;
+          if (left > 4000)
+            r = 4000;
+          else
+            r = left;
+          if (argc > 3) argc = 2; else q = 9;
+          use(r, q);
+        }
+        """
+    )
+    r, q = found
+    n = argv_symbol(1)
+    assert r.subs(n, 10010) == 4000 and r.subs(n, 110) == 100
+    assert q == 9
