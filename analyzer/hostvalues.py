@@ -402,14 +402,18 @@ class HostScope:
         """Rule D31: whether, after the last of the definitions `earlier` and before byte
         `before`, a call is given `&name` at a place it may write (`fscanf(f, "%d", &n)`,
         `read(fd, &n, 4)`, a helper of the folder taking a non-const pointer) or `name++`
-        (`name--`) runs other than as the step of a `for` the use is in (D8). Host code
-        does not show the value either leaves, so the name is unknown there."""
+        (`name--`) runs in a loop, other than as the step of a `for` the use is in (D8).
+        Host code does not show the value either leaves, so the name is unknown there."""
         body = self.func.child_by_field_name("body")
         if body is None:
             return False
         after = earlier[-1].start_byte if earlier else -1
         for start, step in _bumped(body, self.grammar).get(name, []):
-            if after < start < before and not _counts_loop(step, before):
+            if (
+                after < start < before
+                and _in_loop(step, self.func)
+                and not _counts_loop(step, before)
+            ):
                 return True
         for start, call, position in _given_objects(body, self.grammar).get(name, []):
             if after < start < before and self._writes(call, position):
@@ -1067,6 +1071,17 @@ def _bumped(body: tree_sitter.Node, grammar: str) -> dict[str, list[tuple[int, t
         return out
 
     return _BUMPED.get(body, collect, grammar)
+
+
+def _in_loop(node: tree_sitter.Node, func: tree_sitter.Node) -> bool:
+    """Whether `node` lies in a loop of `func` (a `++` outside one is a rounding, `if (r)
+    n++;`, which D31 leaves as D20 leaves an unknown `+=`: the value as it was)."""
+    parent = node.parent
+    while parent is not None and parent.id != func.id:
+        if parent.type in _LOOPS:
+            return True
+        parent = parent.parent
+    return False
 
 
 def _counts_loop(step: tree_sitter.Node, before: int) -> bool:

@@ -819,16 +819,18 @@ def _host_arguments(source: str) -> list[object]:
 def test_a_name_a_call_may_write_or_a_loop_counts_up_is_unknown_after():
     """`n = 0;` then `fscanf(f, "%d", &n)` or a helper given `&n`, or `m++` in a loop: at
     the use neither is the 0 it started at but unknown. A call that only reads `&w`
-    (`cudaMemcpyToSymbol`, a helper taking a `const int*`), a `for`'s own counter (D8) and
-    `sscanf` of a command-line word (D22) keep their values."""
+    (`cudaMemcpyToSymbol`, a helper taking a `const int*`), a `for`'s own counter (D8),
+    `sscanf` of a command-line word (D22) and a `b++` in no loop (a rounding up) keep
+    their values."""
     found = _host_arguments(
         """\
         void size(int* n) { *n = 7; }
         int show(const int* w) { return *w; }
         int main(int argc, char** argv) {
           FILE* f = fopen(argv[1], "r");
-          int n, m, p, q, w = 3, s = 0;
+          int n, m, p, q, w = 3, s = 0, b = 10 / 4;
           n = m = p = q = 0;
+          if (10 % 4 != 0) b++;
           fscanf(f, "%d", &n);
           while (fgetc(f) != EOF) m++;
           size(&p);
@@ -836,11 +838,11 @@ def test_a_name_a_call_may_write_or_a_loop_counts_up_is_unknown_after():
           cudaMemcpyToSymbol(c_w, &w, sizeof(int));
           show(&w);
           sscanf(argv[2], "%d", &s);
-          for (int i = 4; i < 9; i++) use(n, m, p, q, w, i, s);
+          for (int i = 4; i < 9; i++) use(n, m, p, q, w, i, s, b);
         }
         """
     )
-    assert found == [None, None, None, None, 3, 4, argv_symbol(2)]
+    assert found == [None, None, None, None, 3, 4, argv_symbol(2), 2]
 
 
 @pytest.mark.rule("D32")
