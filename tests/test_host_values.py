@@ -817,9 +817,9 @@ def _host_arguments(source: str) -> list[object]:
 
 @pytest.mark.rule("D31")
 def test_a_name_a_call_may_write_or_a_loop_counts_up_is_unknown_after():
-    """`n = 0;` then `fscanf(f, "%d", &n)` or a helper given `&n`, or `m++` in a loop: at
+    """`n = 0;` then `fscanf(f, "%d", &n)` or `read(fd, &q, 4)`, or `m++` in a loop: at
     the use neither is the 0 it started at but unknown. A call that only reads `&w`
-    (`cudaMemcpyToSymbol`, a helper taking a `const int*`), a `for`'s own counter (D8),
+    (`cudaMemcpyToSymbol`) or a function of the folder (not followed), a `for`'s own counter (D8),
     `sscanf` of a command-line word (D22) and a `b++` in no loop (a rounding up) keep
     their values."""
     found = _host_arguments(
@@ -829,11 +829,13 @@ def test_a_name_a_call_may_write_or_a_loop_counts_up_is_unknown_after():
         int main(int argc, char** argv) {
           FILE* f = fopen(argv[1], "r");
           int n, m, p, q, w = 3, s = 0, b = 10 / 4;
-          n = m = p = q = 0;
+          n = m = q = 0;
+          p = 0;
+          while (fgetc(f) != EOF) p--;
           if (10 % 4 != 0) b++;
           fscanf(f, "%d", &n);
           while (fgetc(f) != EOF) m++;
-          size(&p);
+          size(&w);
           read(f, &q, sizeof(int));
           cudaMemcpyToSymbol(c_w, &w, sizeof(int));
           show(&w);
