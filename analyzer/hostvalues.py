@@ -423,19 +423,18 @@ class HostScope:
     def _writes(self, call: tree_sitter.Node, position: int) -> bool:
         """Rule D31: whether `call` may write through its argument at `position`, given
         `&name` there: any call may, but a copy's source (`memcpy(d, &n, 4)`,
-        `cudaMemcpyToSymbol(c, &n, 4)`) and a write out (`fwrite(&n, ...)`) only read it;
-        a function of the folder is not followed, and leaves the value as it was."""
+        `cudaMemcpyToSymbol(c, &n, 4)`) only reads it; else a library's read, scan or query
+        (`fscanf`, `read`, `MPI_Comm_size`, `cudaGetDeviceCount`) writes it. Any other call
+        (a function of the folder, not followed) leaves the value as it was."""
         name, args = call_parts(call)
         if position >= len(args) or args[position].type != "pointer_expression":
             return False  # given by name: a scalar is copied
         last = name.split("::")[-1]
         if "memcpy" in last.lower() or "MemcpyToSymbol" in last:
             return position == 0 and "ToSymbol" not in last
-        if last in _READS_THROUGH:
-            return False
-        # a function of the folder: what it stores through the pointer is not followed
-        # (yet), and its defaults are most often what it leaves; the value stands
-        return self._file_level(file_functions, last) is None
+        # any other call only when it is a library's that stores there: a function of the
+        # folder (its file may be out of view) is not followed, and the value stands
+        return bool(_STORES_THROUGH.fullmatch(last))
 
     def _file_level(
         self,
@@ -1046,8 +1045,12 @@ def _step(value: int, how: str, amount: int) -> int:
     return value >> min(max(amount, 0), 62)
 
 
-#: rule D31: library calls that only read what they are given by address
-_READS_THROUGH = frozenset({"fwrite", "write", "printf", "fprintf", "send", "MPI_Send"})
+#: rule D31: library calls that store through what they are given by address (C's reads
+#: and scans, MPI's and the CUDA / HIP runtime's queries), by name
+_STORES_THROUGH = re.compile(
+    r"v?f?scanf|v?sscanf|scanf_s|fscanf_s|read|fread|pread|recv|getline|"
+    r"MPI_(?!Send|Isend|Ssend|Bsend|Rsend)\w+|(?:cuda|hip|cu)[A-Z]\w*"
+)
 
 _BUMPED = SessionNodeCache(256)
 
