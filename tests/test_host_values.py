@@ -818,10 +818,10 @@ def _host_arguments(source: str) -> list[object]:
 @pytest.mark.rule("D31")
 def test_a_name_a_call_may_write_or_a_loop_counts_up_is_unknown_after():
     """`n = 0;` then `fscanf(f, "%d", &n)` or `read(fd, &q, 4)`, or `m++` in a loop: at
-    the use neither is the 0 it started at but unknown. A call that only reads `&w`
-    (`cudaMemcpyToSymbol`) or a function of the folder (not followed), a `for`'s own counter (D8),
-    `sscanf` of a command-line word (D22) and a `b++` in no loop (a rounding up) keep
-    their values."""
+    the use none is the 0 it started at but unknown. A call that only reads `&w`
+    (`cudaMemcpyToSymbol`), a function of the folder (not followed), a `for`'s own counter
+    (D8), `sscanf` of a command-line word (D22) and a `b++` in no loop (a rounding up)
+    leave their values."""
     found = _host_arguments(
         """\
         void size(int* n) { *n = 7; }
