@@ -411,7 +411,9 @@ class HostScope:
         binding of a parameter, or a file-level initializer (rule D7)."""
         earlier = [v for start, v in self.defs.get(name, []) if start < before]
         loop = _step_loop(earlier[-1]) if earlier else None
-        if loop is not None:
+        if name != "argc" and self._overwritten(name, earlier, before):
+            value = None
+        elif loop is not None:
             value = self._stepped(name, loop, before, depth)
         elif earlier and _accumulated(earlier[-1], before, self.func):
             value = None
@@ -428,6 +430,44 @@ class HostScope:
         if value is None and self.placeholders:
             return unknown_symbol(name)
         return value
+
+    def _overwritten(self, name: str, earlier: list[tree_sitter.Node], before: int) -> bool:
+        """Rule D31: whether, after the last of the definitions `earlier` and before byte
+        `before`, a call is given `&name` at a place it may write (`fscanf(f, "%d", &n)`,
+        `read(fd, &n, 4)`: a library call) or `name++`
+        (`name--`) runs in a loop, other than as the step of a `for` the use is in (D8).
+        Host code does not show the value either leaves, so the name is unknown there."""
+        body = self.func.child_by_field_name("body")
+        if body is None:
+            return False
+        after = earlier[-1].start_byte if earlier else -1
+        for start, step in _bumped(body, self.grammar).get(name, []):
+            if (
+                after < start < before
+                and _in_loop(step, self.func)
+                and not _counts_loop(step, before)
+            ):
+                return True
+        for start, call, position in _given_objects(body, self.grammar).get(name, []):
+            if after < start < before and self._writes(call, position):
+                return True
+        return False
+
+    def _writes(self, call: tree_sitter.Node, position: int) -> bool:
+        """Rule D31: whether `call` may write through its argument at `position`, given
+        `&name` there: any call may, but a copy's source (`memcpy(d, &n, 4)`,
+        `cudaMemcpyToSymbol(c, &n, 4)`) only reads it; else a library's read, scan or query
+        (`fscanf`, `read`, `MPI_Comm_size`, `cudaGetDeviceCount`) writes it. Any other call
+        (a function of the folder, not followed) leaves the value as it was."""
+        name, args = call_parts(call)
+        if position >= len(args) or args[position].type != "pointer_expression":
+            return False  # given by name: a scalar is copied
+        last = name.split("::")[-1]
+        if "memcpy" in last.lower() or "MemcpyToSymbol" in last:
+            return position == 0 and "ToSymbol" not in last
+        # any other call only when it is a library's that stores there: a function of the
+        # folder (its file may be out of view) is not followed, and the value stands
+        return bool(_STORES_THROUGH.fullmatch(last))
 
     def _file_level(
         self,
@@ -831,6 +871,10 @@ class HostScope:
             return piecewise(given, sympy.Eq, present, sympy.Integer(1), before)
         value = _scanned(scan) if scan else self.value(last, last.start_byte, depth + 1)
         guard = _guarding_condition(last, self.func)
+        if guard is None and value is not None and len(earlier) > 1 and depth < MAX_DEPTH:
+            chosen = self._else_arm(earlier, value, depth)
+            if chosen is not None:
+                return chosen
         if value is None or guard is None or first or depth >= MAX_DEPTH:
             return value
         before = self._latest(earlier[:-1], depth + 1) if len(earlier) > 1 else prior
@@ -838,6 +882,28 @@ class HostScope:
             return value
         chosen = self._piecewise(guard, value, before, last.start_byte, depth)
         return chosen if chosen is not None else value
+
+    def _else_arm(
+        self, earlier: list[tree_sitter.Node], value: sympy.Expr, depth: int
+    ) -> sympy.Expr | None:
+        """Rule D32: `if (c) r = a; else r = b;` with `c` a comparison: `r` after it is `a`
+        where `c` holds, else `b` (`value`), when the definition before the else arm's is
+        the consequence's own; else None (the last definition stands, as before)."""
+        last, previous = earlier[-1], earlier[-2]
+        branch = _else_branch(last, self.func)
+        if branch is None:
+            return None
+        condition = _comparison(branch.child_by_field_name("condition"))
+        guard = _guarding_condition(previous, self.func)
+        consequence = branch.child_by_field_name("consequence")
+        if condition is None or guard is None or guard.id != condition.id or consequence is None:
+            return None
+        if not consequence.start_byte <= previous.start_byte < consequence.end_byte:
+            return None
+        yes = self.value(previous, previous.start_byte, depth + 1)
+        if yes is None or has_unknown(yes) or has_unknown(value):
+            return None
+        return self._piecewise(condition, yes, value, last.start_byte, depth)
 
     def _conditional(self, node: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """`c ? a : b` with `c` a comparison: a piecewise value, decided once the command
@@ -1025,6 +1091,60 @@ def _step(value: int, how: str, amount: int) -> int:
     return value >> min(max(amount, 0), 62)
 
 
+#: rule D31: library calls that store through what they are given by address (C's reads
+#: and scans, MPI's and the CUDA / HIP runtime's queries), by name
+_STORES_THROUGH = re.compile(
+    r"v?f?scanf|v?sscanf|scanf_s|fscanf_s|read|fread|pread|recv|getline|"
+    r"MPI_(?!Send|Isend|Ssend|Bsend|Rsend)\w+|(?:cuda|hip|cu)[A-Z]\w*"
+)
+
+_BUMPED = SessionNodeCache(256)
+
+
+@cache
+def _bumped_query(grammar: str) -> tree_sitter.Query:
+    return tree_sitter.Query(language(grammar), "(update_expression argument: (identifier) @name)")
+
+
+def _bumped(body: tree_sitter.Node, grammar: str) -> dict[str, list[tuple[int, tree_sitter.Node]]]:
+    """Rule D31: name -> [(byte offset, `name++`)] of a function body, in source order."""
+
+    def collect() -> dict[str, list[tuple[int, tree_sitter.Node]]]:
+        out: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
+        for name in captures(_bumped_query(grammar), body).get("name", []):
+            step = name.parent
+            if step is not None:
+                out.setdefault(node_text(name), []).append((step.start_byte, step))
+        return out
+
+    return _BUMPED.get(body, collect, grammar)
+
+
+def _in_loop(node: tree_sitter.Node, func: tree_sitter.Node) -> bool:
+    """Whether `node` lies in a loop of `func` (a `++` outside one is a rounding, `if (r)
+    n++;`, which D31 leaves as D20 leaves an unknown `+=`: the value as it was)."""
+    parent = node.parent
+    while parent is not None and parent.id != func.id:
+        if parent.type in _LOOPS:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _counts_loop(step: tree_sitter.Node, before: int) -> bool:
+    """Whether `step` (`i++`) is the update, or one of a comma list of it, of a `for` loop
+    that holds byte `before`: the loop's counter, which D8 values at its start there."""
+    node = step
+    parent = node.parent
+    while parent is not None and parent.type == "comma_expression":
+        node, parent = parent, parent.parent
+    if parent is None or parent.type != "for_statement":
+        return False
+    update = parent.child_by_field_name("update")
+    inside = parent.start_byte <= before < parent.end_byte
+    return inside and update is not None and update.id == node.id
+
+
 _LOOPS = ("for_statement", "for_range_loop", "while_statement", "do_statement")
 
 
@@ -1055,6 +1175,20 @@ def _guarding_condition(value: tree_sitter.Node, func: tree_sitter.Node) -> tree
                 return None
             return _comparison(parent.child_by_field_name("condition"))
         node = parent
+    return None
+
+
+def _else_branch(value: tree_sitter.Node, func: tree_sitter.Node) -> tree_sitter.Node | None:
+    """Rule D32: the `if` whose `else` arm holds the definition `value`, when that arm is the
+    nearest statement that can skip it (no loop or `if` in between), else None."""
+    node = value.parent
+    while node is not None and node.id != func.id:
+        if node.type in ("for_statement", "while_statement", "do_statement", "if_statement"):
+            return None
+        if node.type == "else_clause":
+            parent = node.parent
+            return parent if parent is not None and parent.type == "if_statement" else None
+        node = node.parent
     return None
 
 

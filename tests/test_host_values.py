@@ -7,6 +7,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import tree_sitter
+from roofcast.analyzer.hostvalues import HostScope, argv_symbol
+from roofcast.analyzer.parsing import captures, language, node_text, parse
 from roofcast.gpu_specs import load_gpu
 
 from roofcast.pipeline import analyze_paths
@@ -800,3 +803,70 @@ def test_members_of_a_struct_a_folder_function_returns_then_options_change(tmp_p
     assert (given.resolved.flops["sp"], given.resolved.defaults) == (32 + 7 + 42, {})
     built_in = run("")
     assert (built_in.resolved.flops["sp"], built_in.resolved.defaults) == (128 + 7 + 42, {})
+
+
+def _host_arguments(source: str) -> list[object]:
+    """The values HostScope gives the arguments of the last `use(...)` call of `main`."""
+    tree = parse(textwrap.dedent(source), "cuda")
+    query = tree_sitter.Query(language("cuda"), "(call_expression) @c")
+    calls = [c for c in captures(query, tree.root_node)["c"] if node_text(c).startswith("use(")]
+    main = next(f for f in tree.root_node.named_children if "main(" in node_text(f))
+    args = calls[-1].child_by_field_name("arguments").named_children
+    return [HostScope(main, "cuda").value(a, calls[-1].start_byte) for a in args]
+
+
+@pytest.mark.rule("D31")
+def test_a_name_a_call_may_write_or_a_loop_counts_up_is_unknown_after():
+    """`n = 0;` then `fscanf(f, "%d", &n)` or `read(fd, &q, 4)`, or `m++` in a loop: at
+    the use none is the 0 it started at but unknown. A call that only reads `&w`
+    (`cudaMemcpyToSymbol`), a function of the folder (not followed), a `for`'s own counter
+    (D8), `sscanf` of a command-line word (D22) and a `b++` in no loop (a rounding up)
+    leave their values."""
+    found = _host_arguments(
+        """\
+        void size(int* n) { *n = 7; }
+        int show(const int* w) { return *w; }
+        int main(int argc, char** argv) {
+          FILE* f = fopen(argv[1], "r");
+          int n, m, p, q, w = 3, s = 0, b = 10 / 4;
+          n = m = q = 0;
+          p = 0;
+          while (fgetc(f) != EOF) p--;
+          if (10 % 4 != 0) b++;
+          fscanf(f, "%d", &n);
+          while (fgetc(f) != EOF) m++;
+          size(&w);
+          read(f, &q, sizeof(int));
+          cudaMemcpyToSymbol(c_w, &w, sizeof(int));
+          show(&w);
+          sscanf(argv[2], "%d", &s);
+          for (int i = 4; i < 9; i++) use(n, m, p, q, w, i, s, b);
+        }
+        """
+    )
+    assert found == [None, None, None, None, 3, 4, argv_symbol(2), 2]
+
+
+@pytest.mark.rule("D32")
+def test_an_if_else_pair_of_definitions_is_piecewise():
+    """`if (left > 4000) r = 4000; else r = left;` clamps `r`: at the use it is 4000 for a
+    larger command-line value and that value otherwise, not the else arm's alone. A
+    definition in an else arm whose `if` does not define the name first keeps its value."""
+    found = _host_arguments(
+        """\
+        int main(int argc, char** argv) {
+          int left = atoi(argv[1]) - 10;
+          int r, q = 7;
+          if (left > 4000)
+            r = 4000;
+          else
+            r = left;
+          if (argc > 3) argc = 2; else q = 9;
+          use(r, q);
+        }
+        """
+    )
+    r, q = found
+    n = argv_symbol(1)
+    assert r.subs(n, 10010) == 4000 and r.subs(n, 110) == 100
+    assert q == 9
