@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Collection, Hashable, Iterator
 from functools import cache
 from operator import attrgetter
 from typing import TypeVar
@@ -102,6 +102,29 @@ def operator(node: tree_sitter.Node) -> str:
     """An expression's operator token (`+`, `+=`, `++`, `&`): its node type is its text."""
     op = node.child_by_field_name("operator")
     return op.type if op is not None else ""
+
+
+def chained_comparisons(
+    roots: list[tree_sitter.Node], chains: Collection[str]
+) -> Iterator[tuple[str, tree_sitter.Node, tree_sitter.Node]]:
+    """Each binary expression a condition's `chains` operators (`&&`, `||`) join, as
+    (operator, left, right), left to right, through parentheses: what guards and thread
+    shares read off an `if`. Walked with a stack, so any depth of chain is safe."""
+    pending = list(roots)
+    while pending:
+        node = pending.pop()
+        while node.type == "parenthesized_expression" and node.named_children:
+            node = node.named_children[0]
+        if node.type != "binary_expression":
+            continue
+        op = operator(node)
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None:
+            continue
+        if op in chains:
+            pending += [right, left]
+            continue
+        yield op, left, right
 
 
 _START = attrgetter("start_byte")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import tree_sitter
+
 ASYNC_COPIES = frozenset({"memcpy_async", "__pipeline_memcpy_async"})
 WMMA_CALLS = frozenset({"mma_sync", "bmma_sync", "load_matrix_sync", "store_matrix_sync"})
 #: lanes of a warp: a WMMA operation's work and data are spread over them
@@ -100,3 +102,18 @@ def fragment(type_text: str) -> Fragment | None:
         m.group(4).strip(),
         _ELEMENT_BYTES.get(element),
     )
+
+
+def asm_operand_values(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """The expressions an inline-asm statement's output and input operands name, in order:
+    what is evaluated around the PTX, which itself is not read."""
+    values: list[tree_sitter.Node] = []
+    for part in node.named_children:
+        if part.type in ("gnu_asm_output_operand_list", "gnu_asm_input_operand_list"):
+            for operand in part.named_children:
+                value = operand.child_by_field_name("value") or (
+                    operand.named_children[-1] if operand.named_children else None
+                )
+                if value is not None:
+                    values.append(value)
+    return values

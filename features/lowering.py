@@ -32,6 +32,7 @@ from roofcast.analyzer.index import parameters, template_params
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.parsing import (
     captures,
+    chained_comparisons,
     expression_node,
     language,
     node_text,
@@ -41,7 +42,14 @@ from roofcast.analyzer.parsing import (
 from roofcast.analyzer.session import SessionNodeCache
 from roofcast.features import coopgroups, threadshare, whileloops
 from roofcast.features import mathfuncs as mf
-from roofcast.features.asynccopy import ASYNC_COPIES, WARP, WMMA_CALLS, cp_async, fragment
+from roofcast.features.asynccopy import (
+    ASYNC_COPIES,
+    WARP,
+    WMMA_CALLS,
+    asm_operand_values,
+    cp_async,
+    fragment,
+)
 from roofcast.features.clangtypes import ClangTypes, declarator_column
 from roofcast.features.csr import csr_range
 from roofcast.features.ctypes import (
@@ -1541,15 +1549,7 @@ class KernelLowering:
     def _e_gnu_asm_expression(self, node: tree_sitter.Node) -> CType:
         """Inline PTX: operands are evaluated; each `cp.async` loads its size from global
         memory (the source operand's pointer) and stores it to shared memory."""
-        operands: list[tree_sitter.Node] = []
-        for part in node.named_children:
-            if part.type in ("gnu_asm_output_operand_list", "gnu_asm_input_operand_list"):
-                for operand in part.named_children:
-                    value = operand.child_by_field_name("value") or (
-                        operand.named_children[-1] if operand.named_children else None
-                    )
-                    if value is not None:
-                        operands.append(value)
+        operands = asm_operand_values(node)
         for value in operands:
             self.expr(value)
         code = node.child_by_field_name("assembly_code")
@@ -1787,11 +1787,10 @@ class KernelLowering:
         for name, rule, n, at in counts:
             self.add(name, rule, n, at)
 
-    def record_inlined(self, body: tree_sitter.Node, key: tuple) -> None:
-        """`walk_inlined`'s first walk of a scalar body: its counts are kept when the walk
-        did nothing else (no warning, note, access, value or call changed state)."""
+    def _replay_state(self) -> tuple:
+        """What a replayed body must leave as it was: everything but counts and work."""
         fv = self.fv
-        state = (
+        return (
             len(fv.warnings),
             len(fv.notes),
             fv.device_calls,
@@ -1807,6 +1806,11 @@ class KernelLowering:
             len(self.frames),
             self.valued,
         )
+
+    def record_inlined(self, body: tree_sitter.Node, key: tuple) -> None:
+        """`walk_inlined`'s first walk of a scalar body: its counts are kept when the walk
+        did nothing else (no warning, note, access, value or call changed state)."""
+        state = self._replay_state()
         work = self.work
         self.recording = []
         try:
@@ -1814,23 +1818,7 @@ class KernelLowering:
             counts = tuple(self.recording)
         finally:
             self.recording = None
-        after = (
-            len(fv.warnings),
-            len(fv.notes),
-            fv.device_calls,
-            fv.shared_arrays,
-            fv.unparsed_regions,
-            fv.indirect_accesses,
-            len(fv.host_bindings),
-            self.call_counter,
-            len(self.accesses),
-            len(self.access_state),
-            len(self.arrays),
-            len(self.trip_columns),
-            len(self.frames),
-            self.valued,
-        )
-        if after == state and all(at is None for *_, at in counts):
+        if self._replay_state() == state and all(at is None for *_, at in counts):
             self.replays[key] = (body, self.work - work, counts)
         else:
             self.replays[key] = (body, None, ())
@@ -2322,20 +2310,7 @@ class KernelLowering:
     def _note_thread_guards(self, cond: tree_sitter.Node) -> None:
         """Rule U6's input: the comparisons of a thread position with a plain name in a
         guard's `&&`/`||` chain (`i < n`, `n > i`, `i >= n`), the first of each name."""
-        pending = list(cond.named_children)
-        while pending:
-            node = pending.pop()
-            while node.type == "parenthesized_expression" and node.named_children:
-                node = node.named_children[0]
-            if node.type != "binary_expression":
-                continue
-            op = operator(node)
-            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if left is None or right is None:
-                continue
-            if op in ("&&", "||"):
-                pending += [right, left]
-                continue
+        for op, left, right in chained_comparisons(list(cond.named_children), ("&&", "||")):
             if op in _GUARD_LEFT:  # `i < n` and `n > i` both say n = largest i + 1
                 self._note_thread_guard(left, right, _GUARD_LEFT[op])
                 self._note_thread_guard(right, left, _GUARD_RIGHT[op])

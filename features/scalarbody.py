@@ -16,7 +16,7 @@ import tree_sitter
 from roofcast.analyzer.parsing import node_text
 from roofcast.analyzer.session import SessionNodeCache
 from roofcast.features import mathfuncs as mf
-from roofcast.features.asynccopy import ASYNC_COPIES, WMMA_CALLS, cp_async
+from roofcast.features.asynccopy import ASYNC_COPIES, WMMA_CALLS, asm_operand_values, cp_async
 from roofcast.features.symbolic import BUILTIN_VECTORS
 
 _LEAVES = frozenset(
@@ -149,14 +149,7 @@ def _examine(body: tree_sitter.Node) -> ScalarBody | None:
             code = node.child_by_field_name("assembly_code")
             if cp_async(node_text(code) if code is not None else ""):
                 return None
-            for part in node.named_children:
-                if part.type in ("gnu_asm_output_operand_list", "gnu_asm_input_operand_list"):
-                    for operand in part.named_children:
-                        value = operand.child_by_field_name("value") or (
-                            operand.named_children[-1] if operand.named_children else None
-                        )
-                        if value is not None:
-                            stack.append((value, below, False))
+            stack.extend((value, below, False) for value in asm_operand_values(node))
         else:
             return None
     return ScalarBody(height, tuple(sorted(names)), frozenset(assigned), declares)

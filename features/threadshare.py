@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 
 import sympy
 import tree_sitter
-from roofcast.analyzer.parsing import operator
+from roofcast.analyzer.parsing import chained_comparisons
 from roofcast.features.symbolic import THREAD_POSITION_PREFIXES, symbol
 
 #: a thread position's symbol prefix -> the prefix of its extent's (threadIdx_x < blockDim_x)
@@ -156,21 +156,9 @@ def comparisons(
     none of them), walked with a stack. `failing`: those its failing requires instead,
     each of a top-level `||` chain's comparisons negated."""
     chain = "||" if failing else "&&"
-    pending = list(cond.named_children) if cond.type == "condition_clause" else [cond]
+    roots = list(cond.named_children) if cond.type == "condition_clause" else [cond]
     out: list[tuple[str, sympy.Expr, sympy.Expr]] = []
-    while pending:
-        node = pending.pop()
-        while node.type == "parenthesized_expression" and node.named_children:
-            node = node.named_children[0]
-        if node.type != "binary_expression":
-            continue
-        op = operator(node)
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        if left is None or right is None:
-            continue
-        if op == chain:
-            pending += [right, left]
-            continue
+    for op, left, right in chained_comparisons(roots, (chain,)):
         if failing:
             op = _NEGATED.get(op, "")
         if op in ("==", "<", "<=", ">", ">="):
