@@ -909,11 +909,8 @@ class KernelLowering:
         """`token_text`, once per kernel for each index (asked at each access through it)."""
         key = (node.id, node.start_byte, node.end_byte)
         found = self.index_texts.get(key)
-        if found is None:  # the node keeps its id
-            found = self.index_texts[key] = (
-                node,
-                token_text(node),
-            )
+        if found is None:
+            found = self.index_texts[key] = (node, token_text(node))  # the node keeps its id
         return found[1]
 
     def _read_names(self, node: tree_sitter.Node) -> tuple[str, ...] | None:
@@ -995,23 +992,11 @@ class KernelLowering:
             self.approximated("N3", MAX_EXPRESSION_NESTING, node, "the deeper part not counted")
             return UNKNOWN
         t = node.type
-        if t == "identifier":  # most operands: `_e_identifier` without a call through the table
-            name = node_text(node)
-            var = None
-            for scope in reversed(self.scopes):  # `lookup`, inlined
-                var = scope.get(name)
-                if var is not None:
-                    break
-            else:
-                var = self.global_var(name)
-            if var is None:
-                return UNKNOWN
-            if var.member_of is not None and name != "this":
-                self.expr_depth += 1
-                result = self.member_field(var, name, read=True, write=False)
-                self.expr_depth -= 1
-                return result
-            return var.type
+        if t == "identifier":  # most operands: `_e_identifier` without the handler table
+            self.expr_depth += 1
+            result = self._e_identifier(node)
+            self.expr_depth -= 1
+            return result
         if t == "number_literal":
             return _literal_type(node_text(node))
         handler = _EXPR_HANDLERS.get(t, _MISSING)
@@ -1217,18 +1202,7 @@ class KernelLowering:
             self.spend(len(spine) - 1)
         a = self.expr(left)
         for inner in reversed(spine):
-            b = self.expr(inner.child_by_field_name("right"))
-            op_node = inner.child_by_field_name("operator")
-            op = op_node.type if op_node is not None else ""  # `operator`, inlined
-            if op in ("&&", "||"):  # `binary`, inlined: one call per operator fewer
-                a = BOOL
-            elif op in _COMPARE:
-                if not (a.is_float or b.is_float):
-                    self.add("int_ops", "I1")
-                a = BOOL
-            else:
-                a = promote(a, b)
-                self.arith(op, a)
+            a = self.binary(operator(inner), a, self.expr(inner.child_by_field_name("right")))
         return a
 
     def binary(self, op: str, a: CType, b: CType) -> CType:

@@ -14,6 +14,7 @@ from roofcast.analyzer.hostvalues import has_unknown
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.sass import CLASSES, KernelSass, LineCounts
 from roofcast.analyzer.session import SessionMemo
+from roofcast.features.entry import host_expression
 from roofcast.features.vector import CallSite, FeatureVector
 
 Where = tuple[str, int]
@@ -383,7 +384,8 @@ def recount(
         features.counted_from, features.counted_why = "source", why
         return
     host = ir.host_bindings or {}
-    solved = {n for n, v in host.items() if not has_unknown(sympy.sympify(v))}
+    values = {n: host_expression(v) for n, v in host.items()}
+    solved = {n for n, v in values.items() if v is not None and not has_unknown(v)}
     known = features.symbols | solved | set(bound or {})
     shares = known_shares(features.line_shares, known)
     by_line = line_class_counts(sass, features.line_loops, features.line_sites, shares)
