@@ -52,7 +52,7 @@ from roofcast.analyzer.toolrun import (
 
 #: seconds one compiler or nvdisasm run may take
 #: bumped when what the cache holds changes meaning
-CACHE_FORMAT = 6
+CACHE_FORMAT = 7
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _STD = re.compile(r"^(?:gnu|c)\+\+(\d+)$")
 
@@ -248,9 +248,12 @@ class Plan:
 @cache
 def _reader_digest() -> str:
     """A hash of the SASS reader's source: the cache holds its output, not the SASS."""
-    from roofcast.analyzer import sass
+    from roofcast.analyzer import sass, sassspin
 
-    return hashlib.sha256(Path(sass.__file__).read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for module in (sass, sassspin):
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()
 
 
 def cache_dir() -> Path:
@@ -361,7 +364,7 @@ def _to_json(unit: UnitSass) -> dict:
                 ],
                 "regions": [[r, w] for r, w in k.regions.items()],
                 "loops": [
-                    [lp.start, lp.end, lp.line, lp.unroll, lp.remainder, lp.copies]
+                    [lp.start, lp.end, lp.line, lp.unroll, lp.remainder, lp.copies, lp.spin]
                     for lp in k.loops
                 ],
             }
@@ -403,8 +406,9 @@ def _from_json(data: dict) -> UnitSass | None:
                 int(unroll),
                 bool(remainder),
                 int(copies),
+                spin=bool(spin),
             )
-            for start, end, line, unroll, remainder, copies in k["loops"]
+            for start, end, line, unroll, remainder, copies, spin in k["loops"]
         ]
         kernels[name] = KernelSass(name, groups, loops, int(k["dropped"]), found)
     return UnitSass(kernels, str(data.get("error", "")), cached=True)
