@@ -136,7 +136,12 @@ def _unseen(where: tuple[Where, ...], loops: Mapping[Where, tuple]) -> bool:
     if not where:
         return False
     file, line = os.path.realpath(where[0][0]), where[0][1]
-    return (file, line) not in loops and any(f == file for f, _ in loops)
+    if (file, line) in loops:
+        return False
+    # S33: a file beside one it walked is the program's (a function linked from another
+    # unit), not a toolkit header's
+    folder = os.path.dirname(file)
+    return any(f == file or os.path.dirname(f) == folder for f, _ in loops)
 
 
 def _loop_frames(
