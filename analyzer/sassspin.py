@@ -96,7 +96,7 @@ class _Flow:
         found: list[int] = []
         seen: set[int] = set()
         todo = list(self.preds[at])
-        if not todo:
+        if at == 0 or not todo:  # the entry: a value from before the function
             return None
         while todo:
             n = todo.pop()
@@ -110,7 +110,7 @@ class _Flow:
                 found.append(n)
                 if not inst.guard:
                     continue
-            if not self.preds[n]:
+            if n == 0 or not self.preds[n]:
                 return None
             todo.extend(self.preds[n])
         return found
