@@ -13,7 +13,7 @@ import sympy
 from compile_tools import needs_clang
 from roofcast.analyzer.compdb import load_database
 from roofcast.analyzer.compile import Compiler
-from roofcast.analyzer.sass import parse_disassembly
+from roofcast.analyzer.sass import classify_kernel, parse_disassembly
 from roofcast.analyzer.sasslink import link_functions, missing_callees
 from roofcast.features.sasscount import class_counts
 
@@ -91,3 +91,31 @@ _Z1fv:
     looked = link_functions(functions, list(texts), texts.__getitem__)
     assert "_Z1fv" in functions and missing_callees(functions) == set()
     assert looked == [("a.cu", "key-a"), ("b.cu", "key-b")]
+
+
+# Written for these tests: a branch over a loop on line 5 of FILE, a file the counter did
+# not walk; the kernel's own file (/s/k.cu) it did.
+BRANCHED = """\
+        .section        .text._Z1kv,"ax",@progbits
+_Z1kv:
+        //## File "/s/k.cu", line 2
+        /*0000*/                   ISETP.GE.AND P0, PT, R0, 0x4, PT ;
+        /*0010*/               @P0 BRA `(.L_x_1) ;
+.L_x_0:
+        //## File "FILE", line 5
+        /*0020*/                   FADD R2, R2, 1 ;
+        /*0030*/                   IADD3 R3, R3, 0x1, RZ ;
+        /*0040*/                   ISETP.GE.AND P1, PT, R3, 0x8, PT ;
+        /*0050*/              @!P1 BRA `(.L_x_0) ;
+.L_x_1:
+        //## File "/s/k.cu", line 3
+        /*0060*/                   EXIT ;
+"""
+
+
+@pytest.mark.rule("S33", "S9")
+@pytest.mark.parametrize(("file", "fadds"), [("/s/other.cu", 1), ("/usr/include/h.h", 0)])
+def test_a_loop_in_a_file_beside_the_programs_is_not_a_slow_path(file: str, fadds: int) -> None:
+    sass = classify_kernel(parse_disassembly(BRANCHED.replace("FILE", file))["_Z1kv"])
+    counts = class_counts(sass, {("/s/k.cu", 2): (), ("/s/k.cu", 3): ()})
+    assert counts.get("fadd", 0) == fadds
