@@ -1,0 +1,120 @@
+"""A kernel launched from several host call sites (docs/counting.md D33, D34): the host
+values are those of the site whose launch was profiled."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from roofcast.gpu_specs import load_gpu
+
+from roofcast.pipeline import analyze_paths
+from roofcast.predictors.roofline import RooflinePredictor
+from roofcast.results import KernelResult, LaunchContext
+
+#: a kernel whose SP FLOPs per thread are its parameter `n`: one add per trip
+LOOP_KERNEL = """\
+__global__ void k(float* a, int n) {
+  float s = 0.0f;
+  for (int j = 0; j < n; j++) s += a[j];
+  a[threadIdx.x] = s;
+}
+"""
+
+
+def analyse(folder: Path, files: dict[str, str], context: LaunchContext | None) -> KernelResult:
+    for name, text in files.items():
+        (folder / name).write_text(textwrap.dedent(text))
+    report = analyze_paths([folder], load_gpu("a100"), {}, RooflinePredictor(), context)
+    assert not [p for p in report.problems if p.fatal], report.problems
+    (kernel,) = [k for k in report.kernels if k.ir.name == "k"]
+    return kernel
+
+
+def site_note(kernel: KernelResult) -> str:
+    (note,) = [n for n in kernel.resolved.notes if n.startswith("[D33]")]
+    return note
+
+
+TWO_SITES = {
+    "main.cu": LOOP_KERNEL
+    + """\
+    void check(float* a) { k<<<4, 64>>>(a, 100); }
+    int main() {
+      float* a = 0;
+      check(a);
+      dim3 grid(8), block(32);
+      k<<<grid, block>>>(a, 700);
+    }
+    """
+}
+
+
+@pytest.mark.rule("D33")
+def test_the_site_whose_geometry_is_the_profiled_launchs_binds_the_arguments(tmp_path):
+    """`k` is launched with n = 100 on 4 x 64 threads and with n = 700 on 8 x 32: the
+    profiled 8 x 32 launch counts 700 adds, the 4 x 64 one 100, each naming its site."""
+    second = analyse(tmp_path, TWO_SITES, LaunchContext(block=(32, 1, 1), grid=(8, 1, 1)))
+    assert second.resolved.flops["sp"] == 700 and not second.resolved.defaults
+    assert "site 2 of 2 (main.cu:11): its geometry is the launch's" in site_note(second)
+    first = analyse(tmp_path, TWO_SITES, LaunchContext(block=(64, 1, 1), grid=(4, 1, 1)))
+    assert first.resolved.flops["sp"] == 100
+    assert "site 1 of 2 (main.cu:6)" in site_note(first)
+
+
+@pytest.mark.rule("D33")
+def test_without_a_launch_geometry_the_first_site_binds_and_is_named(tmp_path):
+    """`analyze` with no --block/--grid keeps the first site's values, and says so; a
+    geometry no site has keeps them too."""
+    plain = analyse(tmp_path, TWO_SITES, None)
+    assert plain.resolved.flops["sp"] == 100
+    assert "site 1 of 2 (main.cu:6): no launch geometry given" in site_note(plain)
+    other = analyse(tmp_path, TWO_SITES, LaunchContext(block=(128, 1, 1), grid=(2, 1, 1)))
+    assert other.resolved.flops["sp"] == 100
+    assert "no site's geometry is the launch's" in site_note(other)
+
+
+@pytest.mark.rule("D33")
+def test_a_site_whose_geometry_host_code_cannot_show_is_kept_over_a_contradicted_one(tmp_path):
+    """The first site launches 4 x 64 threads, the second `(m + 31) / 32` blocks of 32 with
+    `m` from a function the folder does not define: launched as 10 x 32, only the second
+    can be the profiled launch; its `m` is then solved from the grid (D14), 320. The first
+    exact match wins over a site that is only not contradicted."""
+    files = {
+        "main.cu": LOOP_KERNEL
+        + """\
+        int readSize(void);
+        int main() {
+          float* a = 0;
+          k<<<4, 64>>>(a, 100);
+          int m = readSize();
+          k<<<(m + 31) / 32, 32>>>(a, m);
+          k<<<10, 32>>>(a, 50);
+        }
+        """
+    }
+    exact = analyse(tmp_path, files, LaunchContext(block=(32, 1, 1), grid=(10, 1, 1)))
+    assert exact.resolved.flops["sp"] == 50
+    files["main.cu"] = files["main.cu"].replace("k<<<10, 32>>>(a, 50);", "")
+    solved = analyse(tmp_path, files, LaunchContext(block=(32, 1, 1), grid=(10, 1, 1)))
+    assert "site 2 of 2" in site_note(solved)
+    assert solved.resolved.flops["sp"] == 320 and not solved.resolved.defaults
+
+
+@pytest.mark.rule("D33")
+def test_sites_of_the_same_geometry_bind_the_first(tmp_path):
+    """Two launches of one geometry with different sizes: the first site's, as before."""
+    files = {
+        "main.cu": LOOP_KERNEL
+        + """\
+        int main() {
+          float* a = 0;
+          k<<<8, 32>>>(a, 300);
+          k<<<8, 32>>>(a, 900);
+        }
+        """
+    }
+    kernel = analyse(tmp_path, files, LaunchContext(block=(32, 1, 1), grid=(8, 1, 1)))
+    assert kernel.resolved.flops["sp"] == 300
+    assert "site 1 of 2" in site_note(kernel)
