@@ -87,9 +87,24 @@ def launch_sites(index: FileIndex) -> list[tuple[str, LaunchSite, tree_sitter.No
             grid=cfg[0] if cfg else "",
             block=cfg[1] if len(cfg) > 1 else "",
             args=tuple(node_text(a) for a in args.named_children) if args else (),
+            repeated=_in_host_loop(call),
         )
         sites.append((node_text(fn).split("::")[-1], site, call))
     return sites
+
+
+_LOOPS = frozenset({"for_statement", "for_range_loop", "while_statement", "do_statement"})
+_FUNCTIONS = frozenset({"function_definition", "lambda_expression"})
+
+
+def _in_host_loop(call: tree_sitter.Node) -> bool:
+    """Whether a launch lies in a loop of the function around it (rule D34)."""
+    node = call.parent
+    while node is not None and node.type not in _FUNCTIONS:
+        if node.type in _LOOPS:
+            return True
+        node = node.parent
+    return False
 
 
 LaunchMap = dict[str, list[tuple[LaunchSite, tree_sitter.Node]]]

@@ -30,6 +30,9 @@ class LaunchSite:
     grid: str
     block: str
     args: tuple[str, ...]
+    #: the launch lies in a loop of its host function: it runs again before that function
+    #: moves on, as far as host code shows (rule D34)
+    repeated: bool = False
 
 
 @dataclass

@@ -80,13 +80,14 @@ def lower(
     return counter
 
 
-def _launch_sites(ir: KernelIR) -> list[tuple[str, dict[str, sympy.Expr]]]:
-    """Rule D33: each launch site's host bindings as expressions, labelled `file:line`."""
+def _launch_sites(ir: KernelIR) -> list[tuple[str, dict[str, sympy.Expr], bool]]:
+    """Rules D33, D34: each launch site's host bindings as expressions, labelled `file:line`,
+    and whether it lies in a host loop."""
     out = []
     for site, bindings in zip(ir.launches, ir.site_bindings, strict=False):
         values = {name: host_expression(text) for name, text in bindings.items()}
         label = f"{os.path.basename(site.file)}:{site.line}"
-        out.append((label, {n: v for n, v in values.items() if v is not None}))
+        out.append((label, {n: v for n, v in values.items() if v is not None}, site.repeated))
     return out
 
 

@@ -366,22 +366,28 @@ def profiled_site(
     a manifest row) that is the first site whose geometry, valued with `known`, is the
     launch's on every axis; else the first that no axis contradicts (an axis resting on a
     value host code does not show may be D14's); else, and without a geometry, the first
-    site (D8, D11)."""
+    site (D8, D11). Rule D34: with the profiled launch's ordinal, of those sites the one
+    that launches that many times first."""
     if len(fv.launch_sites) < 2:
         return fv.host_bindings, []
     launched = launch_bindings(context.block, context.grid) if context is not None else {}
-    chosen = 0
+    candidates = [0]
     if len(launched) == len(_AXES):
-        fits = [_fits(bindings, launched, known) for _, bindings in fv.launch_sites]
+        fits = [_fits(bindings, launched, known) for _, bindings, _ in fv.launch_sites]
         exact = [i for i, fit in enumerate(fits) if fit is True]
         possible = [i for i, fit in enumerate(fits) if fit is None]
-        chosen = exact[0] if exact else possible[0] if possible else 0
+        candidates = exact or possible or [0]
         why = "its geometry is the launch's" if exact else "no axis contradicts the launch"
         if not exact and not possible:
             why = "no site's geometry is the launch's"
     else:
         why = "no launch geometry given"
-    label, bindings = fv.launch_sites[chosen]
+    ordinal = getattr(context, "ordinal", None)
+    chosen = candidates[0]
+    if ordinal and ordinal > 1 and len(candidates) > 1:
+        chosen = _nth_launch(candidates, [site[2] for site in fv.launch_sites], ordinal)
+        why += f", and it makes launch {ordinal} of those [D34]"
+    label, bindings, _ = fv.launch_sites[chosen]
     note = (
         f"[D33] host values from launch site {chosen + 1} of {len(fv.launch_sites)} "
         f"({label}): {why}"
@@ -392,6 +398,15 @@ def profiled_site(
     host = {n: e for n, e in fv.host_bindings.items() if n not in first}
     host.update(bindings)
     return host, [note]
+
+
+def _nth_launch(candidates: list[int], repeated: list[bool], ordinal: int) -> int:
+    """Rule D34: the site of the `ordinal`-th launch, the sites launching in source order, a
+    site in a host loop again and again, one outside once; past them all, the last."""
+    for count, site in enumerate(candidates, start=1):
+        if repeated[site] or count >= ordinal:
+            return site
+    return candidates[-1]
 
 
 def _fits(

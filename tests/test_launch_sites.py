@@ -118,3 +118,32 @@ def test_sites_of_the_same_geometry_bind_the_first(tmp_path):
     kernel = analyse(tmp_path, files, LaunchContext(block=(32, 1, 1), grid=(8, 1, 1)))
     assert kernel.resolved.flops["sp"] == 300
     assert "site 1 of 2" in site_note(kernel)
+
+
+@pytest.mark.rule("D34")
+def test_the_profiled_launchs_ordinal_picks_among_sites_of_one_geometry(tmp_path):
+    """Profiled as the kernel's second launch: after a warm-up launch outside any loop, the
+    second is the looped site's (900); a first site in a loop makes both first launches
+    (300). The sites of another geometry are not counted, and without an ordinal the first
+    site binds, as D33 has it."""
+    files = {
+        "main.cu": LOOP_KERNEL
+        + """\
+        int main(int argc, char** argv) {
+          float* a = 0;
+          k<<<8, 32>>>(a, 300);
+          k<<<2, 32>>>(a, 5);
+          for (int r = 0; r < argc; r++) k<<<8, 32>>>(a, 900);
+        }
+        """
+    }
+    second = LaunchContext(block=(32, 1, 1), grid=(8, 1, 1), ordinal=2)
+    looped = analyse(tmp_path, files, second)
+    assert looped.resolved.flops["sp"] == 900
+    assert "site 3 of 3" in site_note(looped) and "[D34]" in site_note(looped)
+    plain = analyse(tmp_path, files, LaunchContext(block=(32, 1, 1), grid=(8, 1, 1)))
+    assert plain.resolved.flops["sp"] == 300
+    files["main.cu"] = files["main.cu"].replace(
+        "k<<<8, 32>>>(a, 300);", "while (argc--) k<<<8, 32>>>(a, 300);"
+    )
+    assert analyse(tmp_path, files, second).resolved.flops["sp"] == 300
