@@ -147,3 +147,37 @@ def test_the_profiled_launchs_ordinal_picks_among_sites_of_one_geometry(tmp_path
         "k<<<8, 32>>>(a, 300);", "while (argc--) k<<<8, 32>>>(a, 300);"
     )
     assert analyse(tmp_path, files, second).resolved.flops["sp"] == 300
+
+
+@pytest.mark.rule("D34")
+def test_evaluate_counts_a_rows_kernel_at_the_protocols_second_launch(tmp_path):
+    """A manifest row (gpuFLOPBench profiles a kernel's second launch): after a warm-up
+    launch with n = 100 000 the row's launch is the loop's, n = 5000 adds per thread."""
+    from roofcast.evaluation.counts import count_pairs
+    from roofcast.evaluation.manifest import load_manifest
+    from roofcast.evaluation.runner import analyze_rows
+
+    source = tmp_path / "sources" / "warm-cuda"
+    source.mkdir(parents=True)
+    (source / "main.cu").write_text(
+        LOOP_KERNEL
+        + textwrap.dedent(
+            """\
+            int main(int argc, char** argv) {
+              float* a = 0;
+              k<<<8, 32>>>(a, 100000);
+              for (int r = 0; r < 10; r++) k<<<8, 32>>>(a, 5000);
+            }
+            """
+        )
+    )
+    manifest = tmp_path / "manifest.csv"
+    manifest.write_text(
+        "target,family,language,kernel,kernel_signature,omp_function,omp_line,block,grid,"
+        "exe_args,xtime_ns,dram_bytes,sp_flops,dp_flops,int_ops,sp_ai,dp_ai,int_ai,label\n"
+        'warm-cuda,warm,CUDA,k,"k(float *, int)",,,"(32, 1, 1)","(8, 1, 1)",,1000.0,'
+        "1024,1280000,0,1000,1.0,0.0,1.0,Bandwidth\n"
+    )
+    [outcome] = analyze_rows(load_manifest(manifest), tmp_path / "sources", load_gpu("rtx3080"))
+    pairs = {p.column: p.predicted for p in count_pairs(outcome)}
+    assert pairs["sp_flops"] == pytest.approx(5000 * 8 * 32)
