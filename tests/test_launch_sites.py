@@ -12,6 +12,7 @@ from roofcast.gpu_specs import load_gpu
 from roofcast.pipeline import analyze_paths
 from roofcast.predictors.roofline import RooflinePredictor
 from roofcast.results import KernelResult, LaunchContext
+from roofcast.workflow.explain import explain, render
 
 #: a kernel whose SP FLOPs per thread are its parameter `n`: one add per trip
 LOOP_KERNEL = """\
@@ -70,6 +71,8 @@ def test_without_a_launch_geometry_the_first_site_binds_and_is_named(tmp_path):
     plain = analyse(tmp_path, TWO_SITES, None)
     assert plain.resolved.flops["sp"] == 100
     assert "site 1 of 2 (main.cu:6): no launch geometry given" in site_note(plain)
+    shown = render(explain(plain, load_gpu("a100")))
+    assert "[D33] host values from launch site 1 of 2 (main.cu:6)" in shown
     other = analyse(tmp_path, TWO_SITES, LaunchContext(block=(128, 1, 1), grid=(2, 1, 1)))
     assert other.resolved.flops["sp"] == 100
     assert "no site's geometry is the launch's" in site_note(other)
