@@ -87,9 +87,24 @@ def launch_sites(index: FileIndex) -> list[tuple[str, LaunchSite, tree_sitter.No
             grid=cfg[0] if cfg else "",
             block=cfg[1] if len(cfg) > 1 else "",
             args=tuple(node_text(a) for a in args.named_children) if args else (),
+            repeated=_in_host_loop(call),
         )
         sites.append((node_text(fn).split("::")[-1], site, call))
     return sites
+
+
+_LOOPS = frozenset({"for_statement", "for_range_loop", "while_statement", "do_statement"})
+_FUNCTIONS = frozenset({"function_definition", "lambda_expression"})
+
+
+def _in_host_loop(call: tree_sitter.Node) -> bool:
+    """Whether a launch lies in a loop of the function around it (rule D34)."""
+    node = call.parent
+    while node is not None and node.type not in _FUNCTIONS:
+        if node.type in _LOOPS:
+            return True
+        node = node.parent
+    return False
 
 
 LaunchMap = dict[str, list[tuple[LaunchSite, tree_sitter.Node]]]
@@ -144,16 +159,13 @@ def kernels_in(
                 allocations = launch_allocations(  # rule D28
                     pointers, list(args.named_children), host_fn, "cuda", call.start_byte, calls
                 )
-            config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
-            if host_fn is not None and config is not None:
-                geometry = launch_geometry(config, host_fn, call.start_byte, outer, calls)
-                for name, value in geometry.items():
-                    bindings.setdefault(name, value)  # a parameter of that name keeps its own
+            _add_geometry(bindings, call, host_fn, outer, calls)
             if host_fn is not None:
                 launch_defines = _template_arguments(call, fn.template_params, host_fn, outer)
                 footprint = _HOST_FOOTPRINT.get(
                     host_fn, partial(_footprint, host_fn, outer), tuple(outer.items())
                 )
+        per_site = _other_sites(fn, params, sites, bindings, calls) if len(sites) > 1 else []
         kernels.append(
             KernelIR(
                 name=fn.bare_name,
@@ -170,6 +182,7 @@ def kernels_in(
                 launches=[s for s, _ in sites],
                 host_context=host,
                 host_bindings=bindings,
+                site_bindings=per_site,
                 launch_defines=launch_defines,
                 footprint=footprint,
                 allocations=allocations,
@@ -179,6 +192,60 @@ def kernels_in(
             )
         )
     return kernels
+
+
+def _add_geometry(
+    bindings: dict[str, sympy.Expr],
+    call: tree_sitter.Node,
+    host_fn: tree_sitter.Node | None,
+    outer: dict[str, sympy.Expr],
+    calls: CallSites | None,
+) -> None:
+    """Rule D11: the launch's `<<<grid, block>>>` joins its bindings (a parameter of that
+    name keeps its own)."""
+    config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
+    if host_fn is not None and config is not None:
+        geometry = launch_geometry(config, host_fn, call.start_byte, outer, calls)
+        for name, value in geometry.items():
+            bindings.setdefault(name, value)
+
+
+#: launch sites of one kernel whose bindings are kept (rule D33); later ones are not read
+MAX_BOUND_SITES = 16
+
+
+def _other_sites(
+    fn: FunctionInfo,
+    params: list[Param],
+    sites: list[tuple[LaunchSite, tree_sitter.Node]],
+    first: dict[str, sympy.Expr],
+    calls: CallSites | None,
+) -> list[dict[str, sympy.Expr]]:
+    """Rule D33: the host bindings of each launch site (arguments and geometry, as D8 and
+    D11 value the first's), in `sites` order, the first's being `first`; resolution picks
+    the one whose geometry is the profiled launch's."""
+    out = [first]
+    for _, call in sites[1:MAX_BOUND_SITES]:
+        host_fn = enclosing_function(call)
+        args = call.child_by_field_name("arguments")
+        bindings: dict[str, sympy.Expr] = {}
+        if host_fn is not None:
+            outer = caller_bindings(host_fn, calls, placeholders=True, members=True)
+            if args is not None:
+                bindings = bind_call(
+                    [p.name for p in params],
+                    list(args.named_children),
+                    host_fn,
+                    "cuda",
+                    call.start_byte,
+                    outer,
+                    frozenset(p.name for p in params if p.is_pointer),
+                    calls,
+                    fn.node,
+                )
+            _add_geometry(bindings, call, host_fn, outer, calls)
+        out.append(bindings)
+    return out
 
 
 def _template_arguments(

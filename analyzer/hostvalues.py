@@ -105,6 +105,10 @@ def _definitions_query(grammar: str) -> tree_sitter.Query:
   value: (cast_expression value: (call_expression)) @value)
 (init_declarator declarator: (array_declarator declarator: (identifier) @name)
   value: (initializer_list) @value)
+(init_declarator
+  declarator: [(pointer_declarator declarator: (identifier) @name)
+    (array_declarator declarator: (identifier) @name)]
+  value: [(string_literal) (concatenated_string)] @value)
 (assignment_expression left: (identifier) @name operator: "=" right: (_) @value)
 
 (assignment_expression
@@ -396,6 +400,8 @@ class HostScope:
             if fn.split("::")[-1] in _ARGV_CALLS and first is not None:
                 match = re.fullmatch(r"argv\s*\[\s*(\d+)\s*\]", node_text(first))
                 return argv_symbol(int(match.group(1))) if match else None
+            if fn.split("::")[-1] == "strlen" and first is not None:
+                return self._length(first, before)  # rule D35
             if value_operands(node)[0] is None:
                 return self._call(node, before, depth)
         how, operands = value_operands(node)  # the counter's operator semantics (one evaluator)
@@ -830,6 +836,19 @@ class HostScope:
             return None
         return self.value(elements[int(index)], before, depth + 1)
 
+    def _length(self, node: tree_sitter.Node, before: int) -> sympy.Expr | None:
+        """Rule D35: `strlen(s)` of a string literal, or of a local whose last definition
+        before byte `before` is one (`const char *key = "0001...";`), is its length; else
+        unknown (the name it defines is then D14's placeholder)."""
+        literal: tree_sitter.Node | None = node
+        if node.type == "identifier":
+            name = node_text(node)
+            earlier = [v for start, v in self.defs.get(name, []) if start < before]
+            overwritten = earlier and self._overwritten(name, earlier, before)
+            literal = earlier[-1] if earlier and not overwritten else None
+        length = _literal_length(literal) if literal is not None else None
+        return sympy.Integer(length) if length is not None else None
+
     def _call(self, call: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """Rule D10: a call to a file-level function whose body is one `return e;` (`iDivUp(n,
         256)`) is `e`, valued in that function with its parameters bound to the arguments."""
@@ -1258,6 +1277,24 @@ _RELATIONS = {
 
 _FILE_INITIALIZERS = SessionNodeCache(64)
 _FILE_FUNCTIONS = SessionNodeCache(64)
+
+
+def _literal_length(node: tree_sitter.Node) -> int | None:
+    """The characters of a C string literal (or adjacent literals), its bytes in UTF-8, an
+    escape sequence one; None for anything else (a prefixed or raw literal included)."""
+    parts = node.named_children if node.type == "concatenated_string" else [node]
+    total = 0
+    for part in parts:
+        if part.type != "string_literal" or not node_text(part).startswith('"'):
+            return None
+        for piece in part.named_children:
+            if piece.type == "escape_sequence":
+                total += 1
+            elif piece.type == "string_content":
+                total += len(node_text(piece).encode())
+            else:
+                return None
+    return total
 
 
 def file_initializers(func: tree_sitter.Node) -> dict[str, tree_sitter.Node]:

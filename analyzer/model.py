@@ -30,6 +30,9 @@ class LaunchSite:
     grid: str
     block: str
     args: tuple[str, ...]
+    #: the launch lies in a loop of its host function: it runs again before that function
+    #: moves on, as far as host code shows (rule D34)
+    repeated: bool = False
 
 
 @dataclass
@@ -60,6 +63,9 @@ class KernelIR:
     #: parameter (or OpenMP host local) -> its value at the call site, a sympy expression
     #: over constants and `argv_k` (the program's k-th command-line argument)
     host_bindings: dict[str, Any] = field(default_factory=dict)
+    #: CUDA, a kernel launched from more than one site: each site's bindings as
+    #: `host_bindings` has the first's, in `launches` order (rule D33); empty otherwise
+    site_bindings: list[dict[str, Any]] = field(default_factory=list)
     #: device data footprint in bytes from host code (allocations, map clauses), a sympy
     #: expression over constants and argv_k; None when not found
     footprint: Any = None

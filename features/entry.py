@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from functools import cache, lru_cache
@@ -68,6 +69,7 @@ def lower(
         value = host_expression(text)
         if value is not None:
             counter.fv.host_bindings[name] = value
+    counter.fv.launch_sites = _launch_sites(ir)  # rule D33
     with counter.within_budget():  # rule B1: a runaway walk stops, its counts kept
         if ir.language == "cuda":
             _count_cuda(counter, ir)
@@ -76,6 +78,17 @@ def lower(
     if counter.clang is not None and counter.clang.summary():
         counter.fv.notes.append(counter.clang.summary())
     return counter
+
+
+def _launch_sites(ir: KernelIR) -> list[tuple[str, dict[str, sympy.Expr], bool]]:
+    """Rules D33, D34: each launch site's host bindings as expressions, labelled `file:line`,
+    and whether it lies in a host loop."""
+    out = []
+    for site, bindings in zip(ir.launches, ir.site_bindings, strict=False):
+        values = {name: host_expression(text) for name, text in bindings.items()}
+        label = f"{os.path.basename(site.file)}:{site.line}"
+        out.append((label, {n: v for n, v in values.items() if v is not None}, site.repeated))
+    return out
 
 
 def _param_var(counter: KernelLowering, type_text: str, name: str, pointer: bool) -> Var:

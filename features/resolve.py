@@ -265,17 +265,21 @@ def resolve_counts(
     host_values = {**exe_arg_values(context.exe_args if context is not None else ""), **values}
     clamped: dict[str, float] = {}
     known = {**host_values, **values}
-    for expr in fv.host_bindings.values():  # rule D19: an option the command line lacks
+    host, site_notes = profiled_site(fv, context, known)  # rule D33
+    for expr in host.values():  # rule D19: an option the command line lacks
         for s in getattr(expr, "free_symbols", ()):
             if s.name.startswith(OPTION_GIVEN):
                 known.setdefault(s.name, 0.0)
-    _bind_host_values(fv, values, known, clamped)
-    host_notes = _unknowns_from_launch(fv, values, known)
+    _bind_host_values(host, values, known, clamped)
+    host_notes = _unknowns_from_launch(host, values, known)
     if host_notes:
         host_values.update({k: v for k, v in known.items() if k not in values})
-        _bind_host_values(fv, values, known, clamped)
+        _bind_host_values(host, values, known, clamped)
     launch_notes = (
-        host_notes + _sizes_from_launch(fv, context, values) + _sizes_from_guards(fv, values)
+        site_notes
+        + host_notes
+        + _sizes_from_launch(fv, context, values)
+        + _sizes_from_guards(fv, values)
     )
     launch_notes += _csr_trips(fv, values, known)
     exprs: dict[str, sympy.Expr] = {
@@ -351,15 +355,89 @@ def resolve_counts(
     )
 
 
+_AXES = tuple(DEFAULT_LAUNCH)
+
+
+def profiled_site(
+    fv: FeatureVector, context, known: Mapping[str, float]
+) -> tuple[Mapping[str, sympy.Expr], list[str]]:
+    """Rule D33: the host bindings of the launch site that was profiled, with a note naming
+    it where the kernel has more than one. With the launch's geometry (`--block`/`--grid`,
+    a manifest row) that is the first site whose geometry, valued with `known`, is the
+    launch's on every axis; else the first that no axis contradicts (an axis resting on a
+    value host code does not show may be D14's); else, and without a geometry, the first
+    site (D8, D11). Rule D34: with the profiled launch's ordinal, of those sites the one
+    that launches that many times first."""
+    if len(fv.launch_sites) < 2:
+        return fv.host_bindings, []
+    launched = launch_bindings(context.block, context.grid) if context is not None else {}
+    candidates = [0]
+    if len(launched) == len(_AXES):
+        fits = [_fits(bindings, launched, known) for _, bindings, _ in fv.launch_sites]
+        exact = [i for i, fit in enumerate(fits) if fit is True]
+        possible = [i for i, fit in enumerate(fits) if fit is None]
+        candidates = exact or possible or [0]
+        why = "its geometry is the launch's" if exact else "no axis contradicts the launch"
+        if not exact and not possible:
+            why = "no site's geometry is the launch's"
+    else:
+        why = "no launch geometry given"
+    ordinal = getattr(context, "ordinal", None)
+    chosen = candidates[0]
+    if ordinal and ordinal > 1 and len(candidates) > 1:
+        chosen = _nth_launch(candidates, [site[2] for site in fv.launch_sites], ordinal)
+        why += f", and it makes launch {ordinal} of those [D34]"
+    label, bindings, _ = fv.launch_sites[chosen]
+    note = (
+        f"[D33] host values from launch site {chosen + 1} of {len(fv.launch_sites)} "
+        f"({label}): {why}"
+    )
+    if chosen == 0:
+        return fv.host_bindings, [note]
+    first = fv.launch_sites[0][1]
+    host = {n: e for n, e in fv.host_bindings.items() if n not in first}
+    host.update(bindings)
+    return host, [note]
+
+
+def _nth_launch(candidates: list[int], repeated: list[bool], ordinal: int) -> int:
+    """Rule D34: the site of the `ordinal`-th launch, the sites launching in source order, a
+    site in a host loop again and again, one outside once; past them all, the last."""
+    for count, site in enumerate(candidates, start=1):
+        if repeated[site] or count >= ordinal:
+            return site
+    return candidates[-1]
+
+
+def _fits(
+    bindings: Mapping[str, sympy.Expr], launched: Mapping[str, float], known: Mapping[str, float]
+) -> bool | None:
+    """Whether a site's geometry is the launch's: True on every axis, False where one
+    differs, None where none differs but one has no value here."""
+    undecided = False
+    for axis in _AXES:
+        expr = bindings.get(axis)
+        if expr is None:
+            undecided = True
+            continue
+        bound = substitute(expr, known)
+        if bound.free_symbols:
+            undecided = True
+            continue
+        if _number(bound) != launched[axis]:
+            return False
+    return None if undecided else True
+
+
 def _bind_host_values(
-    fv: FeatureVector,
+    host: Mapping[str, sympy.Expr],
     values: dict[str, float],
     known: dict[str, float],
     clamped: dict[str, float],
 ) -> None:
     """Each host binding whose value `known` makes a positive number joins `values`."""
     for _ in range(2):  # a second pass for values over others (U3's blockDim_x over `n`)
-        for name, expr in fv.host_bindings.items():
+        for name, expr in host.items():
             if name in values:
                 continue
             bound = substitute(expr, known)
@@ -374,7 +452,7 @@ MAX_INFERRED_SIZE = 2**40
 
 
 def _unknowns_from_launch(
-    fv: FeatureVector, values: Mapping[str, float], known: dict[str, float]
+    host: Mapping[str, sympy.Expr], values: Mapping[str, float], known: dict[str, float]
 ) -> list[str]:
     """Rule D14: a launch axis that host code sizes by one host value it cannot show
     (`<<<n, 1>>>` with `n = strlen(seq)`; `dim3 grid(width / 16)` with `width` read from an
@@ -385,7 +463,7 @@ def _unknowns_from_launch(
     `known`; the host bindings over it are then bound."""
     notes = []
     for axis in DEFAULT_LAUNCH:
-        expr = fv.host_bindings.get(axis)
+        expr = host.get(axis)
         extent = values.get(axis)
         if expr is None or extent is None or not isinstance(expr, sympy.Basic):
             continue

@@ -113,6 +113,10 @@ class FeatureVector:
     templated: bool = False
     #: symbol -> value from host code (over constants and argv_k); see analyzer/hostvalues.py
     host_bindings: dict[str, sympy.Expr] = field(default_factory=dict)
+    #: rule D33, a kernel with more than one launch site: (`file:line`, that site's host
+    #: bindings, whether it lies in a host loop: D34) per site, the first's bindings being
+    #: those of `host_bindings`; empty otherwise
+    launch_sites: list[tuple[str, dict[str, sympy.Expr], bool]] = field(default_factory=list)
     #: device data footprint (bytes) from host code, over constants and argv_k
     footprint: sympy.Expr | None = None
     #: array -> (its allocation over constants and argv_k, whether in elements rather than

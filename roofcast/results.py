@@ -30,6 +30,9 @@ class LaunchContext:
     grid: tuple[int, int, int] | None = None
     exe_args: str = ""
     extra: dict[str, float] = field(default_factory=dict)
+    #: which launch of the kernel was profiled, 1-based, where a manifest's protocol says
+    #: (rule D34); None: not known
+    ordinal: int | None = None
 
 
 @dataclass

@@ -103,10 +103,17 @@ class RowOutcome:
         return self.result.verdict.bound
 
 
+#: which launch of a kernel a manifest row profiles (rule D34): gpuFLOPBench ran Nsight
+#: Compute with `-c 2 -k <kernel>` (the kernel's first two launches) and its row is the second
+PROFILED_LAUNCH = 2
+
+
 def launch_context(row: ManifestRow) -> LaunchContext:
     """The inputs a predictor may use from a row: its launch and command line, never the
-    measured columns or the label."""
-    return LaunchContext(block=row.block, grid=row.grid, exe_args=row.exe_args)
+    measured columns or the label; and which launch the profile is (the protocol's)."""
+    return LaunchContext(
+        block=row.block, grid=row.grid, exe_args=row.exe_args, ordinal=PROFILED_LAUNCH
+    )
 
 
 def _context_key(row: ManifestRow, defines: Mapping[str, str]) -> tuple:

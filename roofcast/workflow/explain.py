@@ -103,6 +103,9 @@ def explain(result: KernelResult, gpu: GPU) -> dict:
     }
     if fv.counted_from:  # compile mode (docs/counting.md S0-S10): what counted FLOPs, int ops
         data["counted_from"], data["counted_why"] = fv.counted_from, fv.counted_why
+    site = [note for note in r.notes if note.startswith("[D33]")]
+    if site:  # a kernel launched from several sites: whose host values were used
+        data["launch_site"] = site[0]
     return data
 
 
@@ -166,6 +169,8 @@ def render(data: dict, width: int = 80) -> str:
         f"  ({_short(data['threads'])} threads)",
     ]
     out += _wrap(f"verdict: {data['bound']} ({data['predictor']}): {data['reason']}", width)
+    if data.get("launch_site"):
+        out += _wrap(data["launch_site"], width)
     out += ["", "per source line (per thread; x threads for the launch)"]
     if data.get("counted_from") == "sass":
         out += _wrap(
