@@ -52,7 +52,7 @@ from roofcast.analyzer.toolrun import (
 
 #: seconds one compiler or nvdisasm run may take
 #: bumped when what the cache holds changes meaning
-CACHE_FORMAT = 6
+CACHE_FORMAT = 7
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _STD = re.compile(r"^(?:gnu|c)\+\+(\d+)$")
 
@@ -356,6 +356,7 @@ def _to_json(unit: UnitSass) -> dict:
                         list(g.loops),
                         g.callee,
                         [[start, n] for start, n in g.calls.items()],
+                        g.guards,
                     ]
                     for g in k.groups
                 ],
@@ -388,8 +389,11 @@ def _from_json(data: dict) -> UnitSass | None:
                 tuple(int(a) for a in loops),
                 int(callee),
                 Counter({int(start): int(n) for start, n in calls}),
+                int(guards),
             )
-            for where, depth, unroll, counts, copies, regions, loops, callee, calls in k["groups"]
+            for where, depth, unroll, counts, copies, regions, loops, callee, calls, guards in k[
+                "groups"
+            ]
         ]
         found = {
             int(r): [tuple((str(f), int(n)) for f, n in w) for w in wheres]

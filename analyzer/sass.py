@@ -175,6 +175,8 @@ class LineCounts:
     callee: int = -1
     #: S15: how many `CALL`s to each called function (by start) the group holds
     calls: Counter[int] = field(default_factory=Counter)
+    #: S30: how many guards on loaded data the instructions lie under
+    guards: int = 0
 
 
 @dataclass
@@ -632,6 +634,7 @@ def classify_kernel(
     slow |= remainder_chunks(function, loops)
     regions = branched_over(function, loops)
     called = called_functions(function)
+    guarded = data_guards(function, loops)
     groups: dict[tuple, LineCounts] = {}
     dropped = 0
     for inst in function.instructions:
@@ -647,7 +650,8 @@ def classify_kernel(
         copies = tuple(loop.copies for loop in ordered)
         starts = tuple(loop.start for loop in ordered)
         callee = next((s for s, e in called.items() if s <= inst.address < e), -1)
-        key = (inst.where, len(around), unroll, copies, inside, starts, callee)
+        guards = guarded.get(inst.address, 0)
+        key = (inst.where, len(around), unroll, copies, inside, starts, callee, guards)
         group = groups.get(key)
         if group is None:
             group = LineCounts(
@@ -658,6 +662,7 @@ def classify_kernel(
                 regions=inside,
                 loops=starts,
                 callee=callee,
+                guards=guards,
             )
             groups[key] = group
         if inst.base == "CALL" and inst.target in function.labels:
@@ -707,4 +712,140 @@ def branched_over(
         inside = sorted(found)
         if inside:
             out.append((inst.address, target, inside))
+    return out
+
+
+#: S30: instructions whose result is data a thread read (memory, atomics), not a position
+_LOADS = ("LDG", "LDS", "LDL", "LD", "LDSM", "ATOMG", "ATOMS", "ATOM", "TLD", "TEX", "SULD")
+_SETS = ("ISETP", "FSETP", "DSETP", "HSETP2", "PSETP", "PLOP3", "LOP3", "FCHK")
+_REGISTER = re.compile(r"\b(U?R|U?P)(\d+)\b")
+
+
+def _written(inst: Instruction) -> set[str]:
+    """S30: the registers and predicates an instruction writes (its leading operands)."""
+    ops = [o.strip() for o in inst.operands.split(",")]
+    if not ops or not ops[0]:
+        return set()
+    out: set[str] = set()
+    heads = ops[:2] if inst.base in _SETS else ops[:1]
+    for op in heads:
+        found = _REGISTER.fullmatch(op)
+        if not found or found.group(0) in ("PT", "RZ"):
+            continue
+        kind, n = found.group(1), int(found.group(2))
+        width = (
+            4
+            if ".128" in inst.opcode
+            else 2
+            if (".64" in inst.opcode or ".WIDE" in inst.opcode)
+            else 1
+        )
+        out.update(f"{kind}{n + k}" for k in range(width if kind.endswith("R") else 1))
+    return out
+
+
+def _read(inst: Instruction) -> set[str]:
+    """S30: the registers and predicates an instruction reads (past its written ones)."""
+    ops = [o.strip() for o in inst.operands.split(",")]
+    skip = 2 if inst.base in _SETS else 1
+    return {m.group(0) for op in ops[skip:] for m in _REGISTER.finditer(op)} - {"PT", "RZ"}
+
+
+def _floating(inst: Instruction) -> bool:
+    """S30: floating-point work (FP classes, MUFU, FP compares and conversions)."""
+    return inst.base in FP_CLASSES or inst.base.startswith(
+        ("MUFU", "FSET", "DSET", "HSET", "F2", "I2F")
+    )
+
+
+def _on_data(insts: list[Instruction], writers: dict[str, list[int]], n: int) -> bool:
+    """S30: whether the guard of `insts[n]` rests on loaded data: its predicate's writer,
+    then their operands' writers (the nearest earlier in the code, a few steps at most),
+    reach a load or an atomic. A guard on thread positions and parameters (`i < n`) is
+    none: S16 gives it its share from the source."""
+    wanted = {(insts[n].guard.lstrip("@!"), n)}
+    seen: set[tuple[str, int]] = set()
+    for _ in range(_TRACE_STEPS):
+        found: set[tuple[str, int]] = set()
+        for name, at in wanted - seen:
+            seen.add((name, at))
+            places = writers.get(name, [])
+            k = bisect_left(places, at) - 1
+            if k < 0:
+                continue
+            writer = insts[places[k]]
+            if writer.base in _LOADS:
+                return True
+            found |= {(read, places[k]) for read in _read(writer)}
+            if writer.guard:  # a predicated write may not happen: the earlier one too
+                found.add((name, places[k]))
+        if not found:
+            return False
+        wanted = found
+    return False
+
+
+#: S30: how many writers back a guard's predicate is traced
+_TRACE_STEPS = 32
+
+
+def data_guards(function: SassFunction, loops: list[Loop]) -> dict[int, int]:
+    """Rule S30: address -> how many guards on loaded data an instruction lies under.
+
+    A guard is a conditional forward `BRA` over code that no branch from elsewhere enters,
+    that no kept loop's edge cuts and that holds no kept loop (not S10's if/else, whose
+    sides a thread takes one of; not S9's branch over a loop), or a predicated `EXIT`
+    outside every kept loop (what follows it, up to the first label a branch from before
+    it reaches), whose predicate rests on a load (`_on_data`): only the threads the data
+    lets through run that code (`if (a[i] > 0)`, `if (d > r) continue;`). Code holding
+    floating-point work or a `CALL` is left whole: there a guard on data is mostly the
+    arithmetic's case split (a range check, a math function's argument cases), taken by
+    most threads."""
+    insts = function.instructions
+    index = {inst.address: n for n, inst in enumerate(insts)}
+    starts = set(function.labels.values())
+    into = [
+        (inst.address, function.labels[inst.target])
+        for inst in insts
+        if inst.base == "BRA" and inst.target in function.labels
+    ]
+    kept = [loop for loop in loops if not loop.remainder]
+    ends = sorted(called_functions(function))
+    writers: dict[str, list[int]] = {}
+    for n, inst in enumerate(insts):
+        for name in _written(inst):
+            writers.setdefault(name, []).append(n)
+    out: dict[int, int] = {}
+    for n, inst in enumerate(insts):
+        if not inst.guard or inst.guard.lstrip("@!").startswith("PT"):
+            continue
+        if inst.base == "BRA" and inst.target in function.labels:
+            t1 = function.labels[inst.target]
+            if t1 <= inst.address or t1 not in index:
+                continue
+            i1 = index[t1]
+            if _other_side_end(insts, insts[i1 - 1], i1, function.labels, index) is not None:
+                continue  # S10's if/else
+            if _guarded_before(insts, n, starts):
+                continue  # S26's predicated `then`
+            if not _sealed(inst.address, insts[i1 - 1].address, t1, into, loops):
+                continue
+            if any(inst.address < lp.start and lp.end < t1 for lp in kept):
+                continue  # S9's region: a guarded loop
+            region = range(n + 1, i1)
+        elif inst.base == "EXIT":
+            if any(lp.start <= inst.address <= lp.end for lp in kept):
+                continue
+            joins = [dst for src, dst in into if src < inst.address < dst]
+            stop = min([*joins, *(s for s in ends if s > inst.address)], default=None)
+            last = index[stop] if stop in index else len(insts)
+            region = range(n + 1, last)
+        else:
+            continue
+        if not region or not _on_data(insts, writers, n):
+            continue
+        if any(_floating(insts[k]) or insts[k].base == "CALL" for k in region):
+            continue  # a case split of the arithmetic (or a call of it), mostly taken
+        for k in region:
+            out[insts[k].address] = out.get(insts[k].address, 0) + 1
     return out
