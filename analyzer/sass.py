@@ -800,7 +800,9 @@ def data_guards(function: SassFunction, loops: list[Loop]) -> dict[int, int]:
     lets through run that code (`if (a[i] > 0)`, `if (d > r) continue;`). Code holding
     floating-point work or a `CALL` is left whole: there a guard on data is mostly the
     arithmetic's case split (a range check, a math function's argument cases), taken by
-    most threads."""
+    most threads; so are the guards of inlined library code (on lines of a file other
+    than the kernel's, the one most of its instructions are on) and the called functions
+    (S15, S23)."""
     insts = function.instructions
     index = {inst.address: n for n, inst in enumerate(insts)}
     starts = set(function.labels.values())
@@ -815,10 +817,16 @@ def data_guards(function: SassFunction, loops: list[Loop]) -> dict[int, int]:
     for n, inst in enumerate(insts):
         for name in _written(inst):
             writers.setdefault(name, []).append(n)
+    files = Counter(inst.where[-1][0] for inst in insts if inst.where)
+    own = files.most_common(1)[0][0] if files else None
     out: dict[int, int] = {}
     for n, inst in enumerate(insts):
+        if ends and inst.address >= ends[0]:
+            break  # the called functions after the kernel's code (S15, S23): left whole
         if not inst.guard or inst.guard.lstrip("@!").startswith("PT"):
             continue
+        if not inst.where or inst.where[-1][0] != own:
+            continue  # a library's guard (an inlined math function's argument cases)
         if inst.base == "BRA" and inst.target in function.labels:
             t1 = function.labels[inst.target]
             if t1 <= inst.address or t1 not in index:
