@@ -362,7 +362,16 @@ def _to_json(unit: UnitSass) -> dict:
                 ],
                 "regions": [[r, w] for r, w in k.regions.items()],
                 "loops": [
-                    [lp.start, lp.end, lp.line, lp.unroll, lp.remainder, lp.copies]
+                    [
+                        lp.start,
+                        lp.end,
+                        lp.line,
+                        lp.unroll,
+                        lp.remainder,
+                        lp.copies,
+                        lp.step,
+                        lp.bound,
+                    ]
                     for lp in k.loops
                 ],
             }
@@ -407,8 +416,10 @@ def _from_json(data: dict) -> UnitSass | None:
                 int(unroll),
                 bool(remainder),
                 int(copies),
+                step=int(step),
+                bound=int(bound),
             )
-            for start, end, line, unroll, remainder, copies in k["loops"]
+            for start, end, line, unroll, remainder, copies, step, bound in k["loops"]
         ]
         kernels[name] = KernelSass(name, groups, loops, int(k["dropped"]), found)
     return UnitSass(kernels, str(data.get("error", "")), cached=True)

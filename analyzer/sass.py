@@ -153,6 +153,10 @@ class Loop:
     copies: int = 1
     #: a remainder loop's main loop (its start; -1 for a main loop)
     main: int = -1
+    #: S31: an integer-only main loop without remainder: its counter's step and the
+    #: constant its exit compares the counter with (0: none found)
+    step: int = 0
+    bound: int = 0
 
 
 @dataclass
@@ -257,23 +261,65 @@ def find_loops(function: SassFunction) -> list[Loop]:
                 elif work(main) == 0:  # S25: integer work only, by the counters' steps
                     unroll = _step_ratio(insts, main, rest)
             copies = 1 if rest else _copies(insts, main, raw)
-            loops.append(Loop(main[0], main[1], main[2], unroll, copies=copies))
+            step, bound = (0, 0)
+            if not rest and work(main) == 0 and not any(_inside(r, main) for r in raw):
+                step, bound = _counter_bound(insts, main)  # S31
+            loops.append(
+                Loop(main[0], main[1], main[2], unroll, copies=copies, step=step, bound=bound)
+            )
             loops.extend(Loop(r[0], r[1], r[2], 1, remainder=True, main=main[0]) for r in rest)
     return sorted(loops, key=lambda loop: (loop.start, -loop.end))
+
+
+def _self_update(inst: Instruction) -> int | None:
+    """S25: the constant of a self-update `IADD3 R6, R6, -0x8, RZ` (its size), else None."""
+    if inst.base != "IADD3" or inst.guard:
+        return None
+    ops = [o.strip() for o in inst.operands.split(",")]
+    if len(ops) == 4 and ops[0] == ops[1] and ops[3] == "RZ":
+        try:
+            return abs(int(ops[2], 16 if "0x" in ops[2] else 10))
+        except ValueError:
+            return None
+    return None
 
 
 def _counter_step(insts: list[Instruction], loop: tuple) -> int | None:
     """S25: the constant step of a loop's first self-update `IADD3 R6, R6, -0x8, RZ`."""
     for inst in insts:
-        if not loop[0] <= inst.address <= loop[1] or inst.base != "IADD3" or inst.guard:
-            continue
-        ops = [o.strip() for o in inst.operands.split(",")]
-        if len(ops) == 4 and ops[0] == ops[1] and ops[3] == "RZ":
-            try:
-                return abs(int(ops[2], 16 if "0x" in ops[2] else 10))
-            except ValueError:
-                continue
+        if loop[0] <= inst.address <= loop[1]:
+            step = _self_update(inst)
+            if step is not None:
+                return step
     return None
+
+
+def _inside(inner: tuple, outer: tuple) -> bool:
+    return outer[0] <= inner[0] and inner[1] <= outer[1] and inner[:2] != outer[:2]
+
+
+def _counter_bound(insts: list[Instruction], loop: tuple) -> tuple[int, int]:
+    """S31: (step, bound) of an integer-only loop's counter: the constant of its first
+    self-update `IADD3 R4, R4, 0x8, RZ` and the constant an `ISETP` of the loop compares
+    it (or a value the loop computes from it) with; (0, 0) when either is missing."""
+    body = [i for i in insts if loop[0] <= i.address <= loop[1]]
+    step = _counter_step(insts, loop)
+    update = next((i for i in body if step and _self_update(i) == step), None)
+    if update is None:
+        return 0, 0
+    derived = _written(update)
+    for inst in body:
+        if _read(inst) & derived:
+            derived |= {w for w in _written(inst) if w.startswith("R")}
+    for inst in body:
+        ops = [o.strip() for o in inst.operands.split(",")]
+        if inst.base != "ISETP" or len(ops) < 4 or ops[2] not in derived:
+            continue
+        try:
+            return step, int(ops[3], 16 if ops[3].startswith("0x") else 10)
+        except ValueError:
+            continue
+    return 0, 0
 
 
 def _step_ratio(insts: list[Instruction], main: tuple, rest: list[tuple]) -> int:
@@ -721,13 +767,19 @@ _SETS = ("ISETP", "FSETP", "DSETP", "HSETP2", "PSETP", "PLOP3", "LOP3", "FCHK")
 _REGISTER = re.compile(r"\b(U?R|U?P)(\d+)\b")
 
 
+def _heads(inst: Instruction, ops: list[str]) -> int:
+    """S30: how many leading operands an instruction writes: two for a compare or logic
+    op into a predicate (`ISETP P0, PT, ...`, `LOP3.LUT P0, RZ, ...`), else one."""
+    return 2 if inst.base in _SETS and ops[0].lstrip("!").startswith(("P", "UP")) else 1
+
+
 def _written(inst: Instruction) -> set[str]:
     """S30: the registers and predicates an instruction writes (its leading operands)."""
     ops = [o.strip() for o in inst.operands.split(",")]
     if not ops or not ops[0]:
         return set()
     out: set[str] = set()
-    heads = ops[:2] if inst.base in _SETS else ops[:1]
+    heads = ops[: _heads(inst, ops)]
     for op in heads:
         found = _REGISTER.fullmatch(op)
         if not found or found.group(0) in ("PT", "RZ"):
@@ -747,7 +799,7 @@ def _written(inst: Instruction) -> set[str]:
 def _read(inst: Instruction) -> set[str]:
     """S30: the registers and predicates an instruction reads (past its written ones)."""
     ops = [o.strip() for o in inst.operands.split(",")]
-    skip = 2 if inst.base in _SETS else 1
+    skip = _heads(inst, ops)
     return {m.group(0) for op in ops[skip:] for m in _REGISTER.finditer(op)} - {"PT", "RZ"}
 
 

@@ -12,7 +12,7 @@ import sympy
 from roofcast.analyzer.compile import Compiler, template_args
 from roofcast.analyzer.hostvalues import has_unknown
 from roofcast.analyzer.model import KernelIR
-from roofcast.analyzer.sass import CLASSES, KernelSass, LineCounts
+from roofcast.analyzer.sass import CLASSES, KernelSass, LineCounts, Loop
 from roofcast.analyzer.session import SessionMemo
 from roofcast.features.entry import host_expression
 from roofcast.features.vector import CallSite, FeatureVector
@@ -272,6 +272,7 @@ def line_class_counts(
     }
     borrowed = _loop_frames(sass, placed)
     repeated = _own_copies(sass, placed, borrowed)
+    by_start = {loop.start: loop for loop in sass.loops}
     own: list[list[tuple[Where, sympy.Expr]]] = []
     for group, places in zip(sass.groups, placed, strict=True):
         if slow.intersection(group.regions):
@@ -290,6 +291,8 @@ def line_class_counts(
                     copies = repeated.get(group.loops[: k + 1], seen)
                     if copies > 1 and isinstance(trip, sympy.Integer) and int(trip) % copies == 0:
                         unroll *= copies
+                    elif copies <= 1 and isinstance(trip, sympy.Integer):
+                        unroll *= _counted_unroll(by_start.get(group.loops[k]), int(trip))
             runs = sympy.Mul(*kept) / unroll if kept else sympy.Integer(1)
             runs_at.append((at, runs * share))
         if group.where:  # S16: the share of the threads that run the instruction's line
@@ -305,6 +308,16 @@ def line_class_counts(
             for cls, n in group.counts.items():
                 line[cls] = line.get(cls, sympy.Integer(0)) + n * runs
     return out
+
+
+def _counted_unroll(loop: Loop | None, trip: int) -> int:
+    """S31: the unroll factor of an integer-only loop kept without a remainder loop: its
+    counter's step, when the constant its exit compares the counter with is the source
+    trip count (within a step: the counter counts iterations, U per pass) and the step
+    divides it. A loop whose source step is the counter's compares with trip x step."""
+    if loop is None or loop.step < 2 or trip % loop.step:
+        return 1
+    return loop.step if abs(trip - loop.bound) <= loop.step else 1
 
 
 def _per_call(
