@@ -848,8 +848,9 @@ def data_guards(function: SassFunction, loops: list[Loop]) -> dict[int, int]:
     that no kept loop's edge cuts and that holds no kept loop (not S10's if/else, whose
     sides a thread takes one of; not S9's branch over a loop), or a predicated `EXIT`
     outside every kept loop (what follows it, up to the first label a branch from before
-    it reaches), whose predicate rests on a load (`_on_data`): only the threads the data
-    lets through run that code (`if (a[i] > 0)`, `if (d > r) continue;`). Code holding
+    it reaches, when that holds no kept loop either: a loop's entry test), whose
+    predicate rests on a load (`_on_data`): only the threads the data lets through run
+    that code (`if (a[i] > 0)`, `if (d > r) continue;`). Code holding
     floating-point work or a `CALL` is left whole: there a guard on data is mostly the
     arithmetic's case split (a range check, a math function's argument cases), taken by
     most threads; so are the guards of inlined library code (on lines of a file other
@@ -900,6 +901,8 @@ def data_guards(function: SassFunction, loops: list[Loop]) -> dict[int, int]:
             stop = min([*joins, *(s for s in ends if s > inst.address)], default=None)
             last = index[stop] if stop in index else len(insts)
             region = range(n + 1, last)
+            if any(inst.address < lp.start and lp.end <= insts[last - 1].address for lp in kept):
+                continue  # a loop's entry test (a `while` on loaded data): its trips say
         else:
             continue
         if not region or not _on_data(insts, writers, n):

@@ -114,3 +114,20 @@ def test_floating_point_work_behind_a_data_guard_is_left_whole() -> None:
     counts = class_counts(classify_kernel(parse_disassembly(listing)["_Z5earlyPKfPfi"]), {})
     assert counts["fmul"] == 1
     assert counts["integer"] == 4
+
+
+@pytest.mark.rule("S30")
+def test_an_exit_before_a_loop_is_the_loops_entry_test_not_a_guard() -> None:
+    # `k = *bottom + i; while (k < n) { ...; k += stride; }`: the EXIT tests the entry
+    listing = EARLY.replace(
+        """        //## File "/s/g.cu", line 5
+        /*0080*/""",
+        """        //## File "/s/g.cu", line 5
+.L_x_4:
+        /*0080*/""",
+    ).replace(
+        "        /*00b0*/                   EXIT ;",
+        "        /*00b0*/              @!P0 BRA `(.L_x_4) ;\n"
+        "        /*00b8*/                   EXIT ;",
+    )
+    assert not any(_guards(listing, "_Z5earlyPKfPfi").values())
