@@ -36,6 +36,7 @@ from roofcast.analyzer.sass import (
     classify_kernel,
     parse_disassembly,
 )
+from roofcast.analyzer.sasslink import link_functions
 from roofcast.analyzer.toolchain import (
     ClangCuda,
     ToolchainError,
@@ -52,7 +53,7 @@ from roofcast.analyzer.toolrun import (
 
 #: seconds one compiler or nvdisasm run may take
 #: bumped when what the cache holds changes meaning
-CACHE_FORMAT = 7
+CACHE_FORMAT = 8
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _STD = re.compile(r"^(?:gnu|c)\+\+(\d+)$")
 
@@ -248,9 +249,12 @@ class Plan:
 @cache
 def _reader_digest() -> str:
     """A hash of the SASS reader's source: the cache holds its output, not the SASS."""
-    from roofcast.analyzer import sass
+    from roofcast.analyzer import sass, sasslink, sassspin
 
-    return hashlib.sha256(Path(sass.__file__).read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for module in (sass, sassspin, sasslink):
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()
 
 
 def cache_dir() -> Path:
@@ -369,6 +373,7 @@ def _to_json(unit: UnitSass) -> dict:
                         lp.unroll,
                         lp.remainder,
                         lp.copies,
+                        lp.spin,
                         lp.step,
                         lp.bound,
                     ]
@@ -416,10 +421,11 @@ def _from_json(data: dict) -> UnitSass | None:
                 int(unroll),
                 bool(remainder),
                 int(copies),
+                spin=bool(spin),
                 step=int(step),
                 bound=int(bound),
             )
-            for start, end, line, unroll, remainder, copies, step, bound in k["loops"]
+            for start, end, line, unroll, remainder, copies, spin, step, bound in k["loops"]
         ]
         kernels[name] = KernelSass(name, groups, loops, int(k["dropped"]), found)
     return UnitSass(kernels, str(data.get("error", "")), cached=True)
@@ -616,32 +622,69 @@ class Compiler:
     def _compile(self, source: Path) -> UnitSass:
         """Two cache levels under one key (sources, command, tool versions): the SASS text
         (or the compiler's error), and the counts read from it by this version of the
-        reader; a changed reader re-reads the SASS without compiling again."""
+        reader; a changed reader re-reads the SASS without compiling again, and so do
+        changed units a kernel's calls were linked from (S33)."""
+        plan, key = self._planned(source)
+        command = plan.command
+        counts_file = self.cache_root / key[:2] / f"{key}-{_reader_digest()[:16]}.json.gz"
+        data = self._load(counts_file)
+        loaded = _from_json(data) if data is not None else None
+        if loaded is not None and data is not None and self._linked_current(data):
+            loaded.command, loaded.how = command, plan.how
+            return loaded
+        error, text = self._sass(source, key)
+        result = UnitSass(error=error, command=command, how=plan.how)
+        linked: list[tuple[str, str]] = []
+        if not error:
+            functions = parse_disassembly(text)
+            linked = link_functions(functions, self._beside(source), self._linkable)
+            result.kernels = {name: classify_kernel(f, functions) for name, f in functions.items()}
+        self._store(counts_file, {**_to_json(result), "linked": linked})
+        return result
+
+    def _planned(self, source: Path) -> tuple[Plan, str]:
+        """A unit's plan and cache key (the key leaves the output file out)."""
+        with tempfile.TemporaryDirectory(prefix="roofcast-cubin-") as tmp:
+            plan = self.plan(source, Path(tmp) / "unit.cubin")
+        return plan, self._key(source, [*plan.command, *plan.then], plan.identity)
+
+    def _sass(self, source: Path, key: str) -> tuple[str, str]:
+        """(error, SASS text) of a unit: from the cache, else compiled and cached."""
+        sass_file = self.cache_root / key[:2] / f"{key}.sass.gz"
+        stored = self._load(sass_file)
+        if stored is not None and isinstance(stored.get("sass"), str):
+            return str(stored.get("error", "")), stored["sass"]
         with tempfile.TemporaryDirectory(prefix="roofcast-cubin-") as tmp:
             cubin = Path(tmp) / "unit.cubin"
             plan = self.plan(source, cubin)
-            command = plan.command
-            key = self._key(source, [*command, *plan.then], plan.identity)
-            counts_file = self.cache_root / key[:2] / f"{key}-{_reader_digest()[:16]}.json.gz"
-            sass_file = self.cache_root / key[:2] / f"{key}.sass.gz"
-            data = self._load(counts_file)
-            loaded = _from_json(data) if data is not None else None
-            if loaded is not None:
-                loaded.command, loaded.how = command, plan.how
-                return loaded
-            stored = self._load(sass_file)
-            if stored is not None and isinstance(stored.get("sass"), str):
-                error, text = str(stored.get("error", "")), stored["sass"]
-            else:
-                error, text = self._run(command, cubin, plan.then)
-                if not error.startswith("timed out"):
-                    self._store(sass_file, {"error": error, "sass": text})
-        result = UnitSass(error=error, command=command, how=plan.how)
-        if not error:
-            functions = parse_disassembly(text)
-            result.kernels = {name: classify_kernel(f, functions) for name, f in functions.items()}
-        self._store(counts_file, _to_json(result))
-        return result
+            error, text = self._run(plan.command, cubin, plan.then)
+        if not error.startswith("timed out"):
+            self._store(sass_file, {"error": error, "sass": text})
+        return error, text
+
+    def _linkable(self, source: Path) -> tuple[str, str]:
+        """S33: a unit's (cache key, SASS text; '' when it does not compile)."""
+        key = self._planned(source)[1]
+        error, text = self._sass(source, key)
+        return key, "" if error else text
+
+    def _beside(self, source: Path) -> list[Path]:
+        """S33: the other units of the program: the database's CUDA units in the same
+        folder, else the .cu files there."""
+        if self.database is not None:
+            units = [u.file for u in self.database.units.values() if u.cuda]
+            found = sorted(f for f in units if f.parent == source.parent and f != source)
+            if found:
+                return found
+        return [f for f in sorted(source.parent.glob("*.cu")) if f != source]
+
+    def _linked_current(self, data: dict) -> bool:
+        """S33: whether the units a cached reading linked functions from are unchanged."""
+        for path, key in data.get("linked", ()):
+            other = Path(path)
+            if not other.is_file() or self._planned(other)[1] != key:
+                return False
+        return True
 
     def _load(self, path: Path) -> dict | None:
         return load_cached(path) if self.use_cache else None

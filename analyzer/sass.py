@@ -13,7 +13,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 #: rule S1: SASS opcode (before the first `.`) -> Nsight Compute's `sass_thread_inst_executed_op_*`
 #: class; an FMA counts 2 FLOPs in `flops`, as ncu's FLOP metrics do.
@@ -153,6 +153,8 @@ class Loop:
     copies: int = 1
     #: a remainder loop's main loop (its start; -1 for a main loop)
     main: int = -1
+    #: S32: a shared-memory compare-and-swap retried on an address the whole block shares
+    spin: bool = False
     #: S31: an integer-only main loop without remainder: its counter's step and the
     #: constant its exit compares the counter with (0: none found)
     step: int = 0
@@ -675,7 +677,11 @@ def classify_kernel(
     program it calls that have sections of their own (S15)."""
     if functions:
         function = with_callees(function, functions)
+    from roofcast.analyzer.sassspin import contended_spins  # imports this module
+
     loops = find_loops(function)
+    spins = contended_spins(function, loops)
+    loops = [replace(loop, spin=True) if loop.start in spins else loop for loop in loops]
     slow = slow_path_addresses(function) | exclusive_paths(function, loops)
     slow |= remainder_chunks(function, loops)
     regions = branched_over(function, loops)

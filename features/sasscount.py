@@ -15,6 +15,7 @@ from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.sass import CLASSES, KernelSass, LineCounts, Loop
 from roofcast.analyzer.session import SessionMemo
 from roofcast.features.entry import host_expression
+from roofcast.features.spintrips import spin_factor
 from roofcast.features.vector import CallSite, FeatureVector
 
 Where = tuple[str, int]
@@ -139,7 +140,12 @@ def _unseen(where: tuple[Where, ...], loops: Mapping[Where, tuple]) -> bool:
     if not where:
         return False
     file, line = os.path.realpath(where[0][0]), where[0][1]
-    return (file, line) not in loops and any(f == file for f, _ in loops)
+    if (file, line) in loops:
+        return False
+    # S33: a file beside one it walked is the program's (a function linked from another
+    # unit), not a toolkit header's
+    folder = os.path.dirname(file)
+    return any(f == file or os.path.dirname(f) == folder for f, _ in loops)
 
 
 def _loop_frames(
@@ -271,8 +277,8 @@ def line_class_counts(
         if not any(_in_loop(where, loops, {} if chained else sites) for where in wheres)
     }
     borrowed = _loop_frames(sass, placed)
-    repeated = _own_copies(sass, placed, borrowed)
     by_start = {loop.start: loop for loop in sass.loops}
+    repeated = _own_copies(sass, placed, borrowed)
     own: list[list[tuple[Where, sympy.Expr]]] = []
     for group, places in zip(sass.groups, placed, strict=True):
         if slow.intersection(group.regions):
@@ -300,6 +306,11 @@ def line_class_counts(
             runs_at = [(at, runs * few) for at, runs in runs_at]
         if group.guards:  # S30: behind guards on loaded data, a share of the threads
             runs_at = [(at, runs * DATA_SHARE**group.guards) for at, runs in runs_at]
+        if group.loops:  # S32: a compare-and-swap retried on one shared address
+            runs_at = [
+                (at, runs * spin_factor(group, by_start, _guarded(group, at, shares)))
+                for at, runs in runs_at
+            ]
         own.append(runs_at)
     out: dict[Where, dict[str, sympy.Expr]] = {}
     for group, runs_at in _per_call(sass.groups, own):
@@ -318,6 +329,13 @@ def _counted_unroll(loop: Loop | None, trip: int) -> int:
     if loop is None or loop.step < 2 or trip % loop.step:
         return 1
     return loop.step if abs(trip - loop.bound) <= loop.step else 1
+
+
+def _guarded(group: LineCounts, at: Where, shares: Mapping[Where, sympy.Expr]) -> bool:
+    """S32: whether an S16 share (fewer threads than all) holds the group's line or the
+    kernel line it counts at."""
+    lines = [at, *((group.where[0],) if group.where else ())]
+    return any(shares.get((_real(f), n), 1) != 1 for f, n in lines)
 
 
 def _per_call(
