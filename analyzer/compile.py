@@ -53,7 +53,7 @@ from roofcast.analyzer.toolrun import (
 
 #: seconds one compiler or nvdisasm run may take
 #: bumped when what the cache holds changes meaning
-CACHE_FORMAT = 7
+CACHE_FORMAT = 8
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _STD = re.compile(r"^(?:gnu|c)\+\+(\d+)$")
 
@@ -360,12 +360,23 @@ def _to_json(unit: UnitSass) -> dict:
                         list(g.loops),
                         g.callee,
                         [[start, n] for start, n in g.calls.items()],
+                        g.guards,
                     ]
                     for g in k.groups
                 ],
                 "regions": [[r, w] for r, w in k.regions.items()],
                 "loops": [
-                    [lp.start, lp.end, lp.line, lp.unroll, lp.remainder, lp.copies, lp.spin]
+                    [
+                        lp.start,
+                        lp.end,
+                        lp.line,
+                        lp.unroll,
+                        lp.remainder,
+                        lp.copies,
+                        lp.spin,
+                        lp.step,
+                        lp.bound,
+                    ]
                     for lp in k.loops
                 ],
             }
@@ -392,8 +403,11 @@ def _from_json(data: dict) -> UnitSass | None:
                 tuple(int(a) for a in loops),
                 int(callee),
                 Counter({int(start): int(n) for start, n in calls}),
+                int(guards),
             )
-            for where, depth, unroll, counts, copies, regions, loops, callee, calls in k["groups"]
+            for where, depth, unroll, counts, copies, regions, loops, callee, calls, guards in k[
+                "groups"
+            ]
         ]
         found = {
             int(r): [tuple((str(f), int(n)) for f, n in w) for w in wheres]
@@ -408,8 +422,10 @@ def _from_json(data: dict) -> UnitSass | None:
                 bool(remainder),
                 int(copies),
                 spin=bool(spin),
+                step=int(step),
+                bound=int(bound),
             )
-            for start, end, line, unroll, remainder, copies, spin in k["loops"]
+            for start, end, line, unroll, remainder, copies, spin, step, bound in k["loops"]
         ]
         kernels[name] = KernelSass(name, groups, loops, int(k["dropped"]), found)
     return UnitSass(kernels, str(data.get("error", "")), cached=True)

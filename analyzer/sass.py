@@ -155,6 +155,10 @@ class Loop:
     main: int = -1
     #: S32: a shared-memory compare-and-swap retried on an address the whole block shares
     spin: bool = False
+    #: S31: an integer-only main loop without remainder: its counter's step and the
+    #: constant its exit compares the counter with (0: none found)
+    step: int = 0
+    bound: int = 0
 
 
 @dataclass
@@ -177,6 +181,8 @@ class LineCounts:
     callee: int = -1
     #: S15: how many `CALL`s to each called function (by start) the group holds
     calls: Counter[int] = field(default_factory=Counter)
+    #: S30: how many guards on loaded data the instructions lie under
+    guards: int = 0
 
 
 @dataclass
@@ -257,23 +263,65 @@ def find_loops(function: SassFunction) -> list[Loop]:
                 elif work(main) == 0:  # S25: integer work only, by the counters' steps
                     unroll = _step_ratio(insts, main, rest)
             copies = 1 if rest else _copies(insts, main, raw)
-            loops.append(Loop(main[0], main[1], main[2], unroll, copies=copies))
+            step, bound = (0, 0)
+            if not rest and work(main) == 0 and not any(_inside(r, main) for r in raw):
+                step, bound = _counter_bound(insts, main)  # S31
+            loops.append(
+                Loop(main[0], main[1], main[2], unroll, copies=copies, step=step, bound=bound)
+            )
             loops.extend(Loop(r[0], r[1], r[2], 1, remainder=True, main=main[0]) for r in rest)
     return sorted(loops, key=lambda loop: (loop.start, -loop.end))
+
+
+def _self_update(inst: Instruction) -> int | None:
+    """S25: the constant of a self-update `IADD3 R6, R6, -0x8, RZ` (its size), else None."""
+    if inst.base != "IADD3" or inst.guard:
+        return None
+    ops = [o.strip() for o in inst.operands.split(",")]
+    if len(ops) == 4 and ops[0] == ops[1] and ops[3] == "RZ":
+        try:
+            return abs(int(ops[2], 16 if "0x" in ops[2] else 10))
+        except ValueError:
+            return None
+    return None
 
 
 def _counter_step(insts: list[Instruction], loop: tuple) -> int | None:
     """S25: the constant step of a loop's first self-update `IADD3 R6, R6, -0x8, RZ`."""
     for inst in insts:
-        if not loop[0] <= inst.address <= loop[1] or inst.base != "IADD3" or inst.guard:
-            continue
-        ops = [o.strip() for o in inst.operands.split(",")]
-        if len(ops) == 4 and ops[0] == ops[1] and ops[3] == "RZ":
-            try:
-                return abs(int(ops[2], 16 if "0x" in ops[2] else 10))
-            except ValueError:
-                continue
+        if loop[0] <= inst.address <= loop[1]:
+            step = _self_update(inst)
+            if step is not None:
+                return step
     return None
+
+
+def _inside(inner: tuple, outer: tuple) -> bool:
+    return outer[0] <= inner[0] and inner[1] <= outer[1] and inner[:2] != outer[:2]
+
+
+def _counter_bound(insts: list[Instruction], loop: tuple) -> tuple[int, int]:
+    """S31: (step, bound) of an integer-only loop's counter: the constant of its first
+    self-update `IADD3 R4, R4, 0x8, RZ` and the constant an `ISETP` of the loop compares
+    it (or a value the loop computes from it) with; (0, 0) when either is missing."""
+    body = [i for i in insts if loop[0] <= i.address <= loop[1]]
+    step = _counter_step(insts, loop)
+    update = next((i for i in body if step and _self_update(i) == step), None)
+    if update is None:
+        return 0, 0
+    derived = _written(update)
+    for inst in body:
+        if _read(inst) & derived:
+            derived |= {w for w in _written(inst) if w.startswith("R")}
+    for inst in body:
+        ops = [o.strip() for o in inst.operands.split(",")]
+        if inst.base != "ISETP" or len(ops) < 4 or ops[2] not in derived:
+            continue
+        try:
+            return step, int(ops[3], 16 if ops[3].startswith("0x") else 10)
+        except ValueError:
+            continue
+    return 0, 0
 
 
 def _step_ratio(insts: list[Instruction], main: tuple, rest: list[tuple]) -> int:
@@ -638,6 +686,7 @@ def classify_kernel(
     slow |= remainder_chunks(function, loops)
     regions = branched_over(function, loops)
     called = called_functions(function)
+    guarded = data_guards(function, loops)
     groups: dict[tuple, LineCounts] = {}
     dropped = 0
     for inst in function.instructions:
@@ -653,7 +702,8 @@ def classify_kernel(
         copies = tuple(loop.copies for loop in ordered)
         starts = tuple(loop.start for loop in ordered)
         callee = next((s for s, e in called.items() if s <= inst.address < e), -1)
-        key = (inst.where, len(around), unroll, copies, inside, starts, callee)
+        guards = guarded.get(inst.address, 0)
+        key = (inst.where, len(around), unroll, copies, inside, starts, callee, guards)
         group = groups.get(key)
         if group is None:
             group = LineCounts(
@@ -664,6 +714,7 @@ def classify_kernel(
                 regions=inside,
                 loops=starts,
                 callee=callee,
+                guards=guards,
             )
             groups[key] = group
         if inst.base == "CALL" and inst.target in function.labels:
@@ -713,4 +764,157 @@ def branched_over(
         inside = sorted(found)
         if inside:
             out.append((inst.address, target, inside))
+    return out
+
+
+#: S30: instructions whose result is data a thread read (memory, atomics), not a position
+_LOADS = ("LDG", "LDS", "LDL", "LD", "LDSM", "ATOMG", "ATOMS", "ATOM", "TLD", "TEX", "SULD")
+_SETS = ("ISETP", "FSETP", "DSETP", "HSETP2", "PSETP", "PLOP3", "LOP3", "FCHK")
+_REGISTER = re.compile(r"\b(U?R|U?P)(\d+)\b")
+
+
+def _heads(inst: Instruction, ops: list[str]) -> int:
+    """S30: how many leading operands an instruction writes: two for a compare or logic
+    op into a predicate (`ISETP P0, PT, ...`, `LOP3.LUT P0, RZ, ...`), else one."""
+    return 2 if inst.base in _SETS and ops[0].lstrip("!").startswith(("P", "UP")) else 1
+
+
+def _written(inst: Instruction) -> set[str]:
+    """S30: the registers and predicates an instruction writes (its leading operands)."""
+    ops = [o.strip() for o in inst.operands.split(",")]
+    if not ops or not ops[0]:
+        return set()
+    out: set[str] = set()
+    heads = ops[: _heads(inst, ops)]
+    for op in heads:
+        found = _REGISTER.fullmatch(op)
+        if not found or found.group(0) in ("PT", "RZ"):
+            continue
+        kind, n = found.group(1), int(found.group(2))
+        width = (
+            4
+            if ".128" in inst.opcode
+            else 2
+            if (".64" in inst.opcode or ".WIDE" in inst.opcode)
+            else 1
+        )
+        out.update(f"{kind}{n + k}" for k in range(width if kind.endswith("R") else 1))
+    return out
+
+
+def _read(inst: Instruction) -> set[str]:
+    """S30: the registers and predicates an instruction reads (past its written ones)."""
+    ops = [o.strip() for o in inst.operands.split(",")]
+    skip = _heads(inst, ops)
+    return {m.group(0) for op in ops[skip:] for m in _REGISTER.finditer(op)} - {"PT", "RZ"}
+
+
+def _floating(inst: Instruction) -> bool:
+    """S30: floating-point work (FP classes, MUFU, FP compares and conversions)."""
+    return inst.base in FP_CLASSES or inst.base.startswith(
+        ("MUFU", "FSET", "DSET", "HSET", "F2", "I2F")
+    )
+
+
+def _on_data(insts: list[Instruction], writers: dict[str, list[int]], n: int) -> bool:
+    """S30: whether the guard of `insts[n]` rests on loaded data: its predicate's writer,
+    then their operands' writers (the nearest earlier in the code, a few steps at most),
+    reach a load or an atomic. A guard on thread positions and parameters (`i < n`) is
+    none: S16 gives it its share from the source."""
+    wanted = {(insts[n].guard.lstrip("@!"), n)}
+    seen: set[tuple[str, int]] = set()
+    for _ in range(_TRACE_STEPS):
+        found: set[tuple[str, int]] = set()
+        for name, at in wanted - seen:
+            seen.add((name, at))
+            places = writers.get(name, [])
+            k = bisect_left(places, at) - 1
+            if k < 0:
+                continue
+            writer = insts[places[k]]
+            if writer.base in _LOADS:
+                return True
+            found |= {(read, places[k]) for read in _read(writer)}
+            if writer.guard:  # a predicated write may not happen: the earlier one too
+                found.add((name, places[k]))
+        if not found:
+            return False
+        wanted = found
+    return False
+
+
+#: S30: how many writers back a guard's predicate is traced
+_TRACE_STEPS = 32
+
+
+def data_guards(function: SassFunction, loops: list[Loop]) -> dict[int, int]:
+    """Rule S30: address -> how many guards on loaded data an instruction lies under.
+
+    A guard is a conditional forward `BRA` over code that no branch from elsewhere enters,
+    that no kept loop's edge cuts and that holds no kept loop (not S10's if/else, whose
+    sides a thread takes one of; not S9's branch over a loop), or a predicated `EXIT`
+    outside every kept loop (what follows it, up to the first label a branch from before
+    it reaches, when that holds no kept loop either: a loop's entry test), whose
+    predicate rests on a load (`_on_data`): only the threads the data lets through run
+    that code (`if (a[i] > 0)`, `if (d > r) continue;`). Code holding
+    floating-point work or a `CALL` is left whole: there a guard on data is mostly the
+    arithmetic's case split (a range check, a math function's argument cases), taken by
+    most threads; so are the guards of inlined library code (on lines of a file other
+    than the kernel's, the one most of its instructions are on) and the called functions
+    (S15, S23)."""
+    insts = function.instructions
+    index = {inst.address: n for n, inst in enumerate(insts)}
+    starts = set(function.labels.values())
+    into = [
+        (inst.address, function.labels[inst.target])
+        for inst in insts
+        if inst.base == "BRA" and inst.target in function.labels
+    ]
+    kept = [loop for loop in loops if not loop.remainder]
+    ends = sorted(called_functions(function))
+    writers: dict[str, list[int]] = {}
+    for n, inst in enumerate(insts):
+        for name in _written(inst):
+            writers.setdefault(name, []).append(n)
+    files = Counter(inst.where[-1][0] for inst in insts if inst.where)
+    own = files.most_common(1)[0][0] if files else None
+    out: dict[int, int] = {}
+    for n, inst in enumerate(insts):
+        if ends and inst.address >= ends[0]:
+            break  # the called functions after the kernel's code (S15, S23): left whole
+        if not inst.guard or inst.guard.lstrip("@!").startswith("PT"):
+            continue
+        if not inst.where or inst.where[-1][0] != own:
+            continue  # a library's guard (an inlined math function's argument cases)
+        if inst.base == "BRA" and inst.target in function.labels:
+            t1 = function.labels[inst.target]
+            if t1 <= inst.address or t1 not in index:
+                continue
+            i1 = index[t1]
+            if _other_side_end(insts, insts[i1 - 1], i1, function.labels, index) is not None:
+                continue  # S10's if/else
+            if _guarded_before(insts, n, starts):
+                continue  # S26's predicated `then`
+            if not _sealed(inst.address, insts[i1 - 1].address, t1, into, loops):
+                continue
+            if any(inst.address < lp.start and lp.end < t1 for lp in kept):
+                continue  # S9's region: a guarded loop
+            region = range(n + 1, i1)
+        elif inst.base == "EXIT":
+            if any(lp.start <= inst.address <= lp.end for lp in kept):
+                continue
+            joins = [dst for src, dst in into if src < inst.address < dst]
+            stop = min([*joins, *(s for s in ends if s > inst.address)], default=None)
+            last = index[stop] if stop in index else len(insts)
+            region = range(n + 1, last)
+            if any(inst.address < lp.start and lp.end <= insts[last - 1].address for lp in kept):
+                continue  # a loop's entry test (a `while` on loaded data): its trips say
+        else:
+            continue
+        if not region or not _on_data(insts, writers, n):
+            continue
+        if any(_floating(insts[k]) or insts[k].base == "CALL" for k in region):
+            continue  # a case split of the arithmetic (or a call of it), mostly taken
+        for k in region:
+            out[insts[k].address] = out.get(insts[k].address, 0) + 1
     return out

@@ -12,13 +12,17 @@ import sympy
 from roofcast.analyzer.compile import Compiler, template_args
 from roofcast.analyzer.hostvalues import has_unknown
 from roofcast.analyzer.model import KernelIR
-from roofcast.analyzer.sass import CLASSES, KernelSass, LineCounts
+from roofcast.analyzer.sass import CLASSES, KernelSass, LineCounts, Loop
 from roofcast.analyzer.session import SessionMemo
 from roofcast.features.entry import host_expression
 from roofcast.features.spintrips import spin_factor
 from roofcast.features.vector import CallSite, FeatureVector
 
 Where = tuple[str, int]
+
+#: S30: the share of the threads taken to pass a guard on loaded data (which share does is
+#: not known: a half errs by at most 2x on the guarded code whenever a quarter to all pass)
+DATA_SHARE = sympy.Rational(1, 2)
 
 
 def _normalised(line_loops: Mapping[Where, tuple]) -> dict[Where, tuple]:
@@ -293,11 +297,15 @@ def line_class_counts(
                     copies = repeated.get(group.loops[: k + 1], seen)
                     if copies > 1 and isinstance(trip, sympy.Integer) and int(trip) % copies == 0:
                         unroll *= copies
+                    elif copies <= 1 and isinstance(trip, sympy.Integer):
+                        unroll *= _counted_unroll(by_start.get(group.loops[k]), int(trip))
             runs = sympy.Mul(*kept) / unroll if kept else sympy.Integer(1)
             runs_at.append((at, runs * share))
         if group.where:  # S16: the share of the threads that run the instruction's line
             few = shares.get((_real(group.where[0][0]), group.where[0][1]), 1)
             runs_at = [(at, runs * few) for at, runs in runs_at]
+        if group.guards:  # S30: behind guards on loaded data, a share of the threads
+            runs_at = [(at, runs * DATA_SHARE**group.guards) for at, runs in runs_at]
         if group.loops:  # S32: a compare-and-swap retried on one shared address
             runs_at = [
                 (at, runs * spin_factor(group, by_start, _guarded(group, at, shares)))
@@ -311,6 +319,16 @@ def line_class_counts(
             for cls, n in group.counts.items():
                 line[cls] = line.get(cls, sympy.Integer(0)) + n * runs
     return out
+
+
+def _counted_unroll(loop: Loop | None, trip: int) -> int:
+    """S31: the unroll factor of an integer-only loop kept without a remainder loop: its
+    counter's step, when the constant its exit compares the counter with is the source
+    trip count (within a step: the counter counts iterations, U per pass) and the step
+    divides it. A loop whose source step is the counter's compares with trip x step."""
+    if loop is None or loop.step < 2 or trip % loop.step:
+        return 1
+    return loop.step if abs(trip - loop.bound) <= loop.step else 1
 
 
 def _guarded(group: LineCounts, at: Where, shares: Mapping[Where, sympy.Expr]) -> bool:
