@@ -1,5 +1,5 @@
 """SASS (`nvdisasm -gi -c` text) read into per-kernel instruction classes, by source line and
-by the loops the compiler kept (docs/counting.md, section "Compile mode", rules S1-S6, S10).
+by the loops the compiler kept (docs/counting.md, "Compile mode", rules S1-S6, S10, S28, S29).
 
 Nsight Compute counts executed SASS instructions per class; the compiler's address
 arithmetic, loop control and library expansions are in them and nowhere in the source.
@@ -325,11 +325,12 @@ def _copies(insts: list[Instruction], loop: tuple, raw: list[tuple]) -> int:
 def odd_iterations(function: SassFunction, loops: list[Loop]) -> tuple[list[Loop], set[int]]:
     """Rule S29: a loop unrolled twice (or c times) with a symbolic trip count whose
     remainder is one straight copy of the body, not a loop: a main loop without remainder
-    loops or loops inside, whose back edge is followed by a conditional forward branch
-    over straight code that repeats its work instructions once for the body's c times
-    (opcode by opcode). The loop runs trip count / c times: its unroll factor is c, and
-    the copy (the odd iteration) is off the main path like a remainder loop. Returns the
-    loops with those factors set and the copies' addresses."""
+    loops or loops inside, whose back edge is followed (after the odd trip's test) by a
+    conditional forward branch over code that repeats its work instructions once for the
+    body's c times (opcode by opcode) and that nothing else enters (`_closed`). The loop
+    runs trip count / c times: its unroll factor is c, and the copy (the odd iteration)
+    is off the main path like a remainder loop. Returns the loops with those factors set
+    and the copies' addresses."""
     insts = function.instructions
     index = {inst.address: n for n, inst in enumerate(insts)}
     out: list[Loop] = []
@@ -356,6 +357,8 @@ def _odd_copy(
     ):
         return []
     n = index[loop.end] + 1
+    while n < len(insts) and insts[n].base not in _FLOW_END and not _work(insts[n]):
+        n += 1  # the test of the odd trip (`ISETP.NE.AND P0, PT, R8, RZ, PT`)
     if n >= len(insts):
         return []
     skip = insts[n]
@@ -363,14 +366,32 @@ def _odd_copy(
     if skip.base != "BRA" or not skip.guard or target is None or target <= skip.address:
         return []
     block = insts[n + 1 : index.get(target, n + 1)]
-    inner = set(function.labels.values())
-    if any(i.base in _FLOW_END or i.address in inner for i in block):
+    if not block or not _closed(function, block, target):
         return []
     body = Counter(i.opcode for i in insts[index[loop.start] : index[loop.end] + 1] if _work(i))
     once = Counter(i.opcode for i in block if _work(i))
     if not once or body != Counter({op: loop.copies * k for op, k in once.items()}):
         return []
     return block
+
+
+def _closed(function: SassFunction, block: list[Instruction], end: int) -> bool:
+    """S29: whether `block` (up to `end`) is one iteration's straight code: its branches go
+    forward within it or to `end` (an if/else of the body, a slow path's `CALL`), nothing
+    outside branches into it, and it neither exits nor returns."""
+    first = block[0].address
+    for inst in block:
+        if inst.base in ("BRA", "CALL"):
+            target = function.labels.get(inst.target or "")
+            if inst.base == "BRA" and (target is None or not inst.address < target <= end):
+                return False
+        elif inst.base in _FLOW_END:
+            return False
+    for inst in function.instructions:
+        target = function.labels.get(inst.target or "") if inst.base == "BRA" else None
+        if target is not None and first < target < end and not first <= inst.address < end:
+            return False
+    return True
 
 
 def callee_name(target: str) -> str:
