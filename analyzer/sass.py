@@ -512,9 +512,12 @@ def slow_path_addresses(function: SassFunction) -> set[int]:
 _PREDICATE = re.compile(r"\bU?P[0-6]\b")
 _FLOW_END = ("BRA", "EXIT", "RET", "CALL", "BRX", "JMP", "JMX", "BREAK", "CONT", "WARPSYNC")
 
-#: S28: a float compared with FLT_MIN (as nvdisasm prints it), true for normal values:
-#: `FSETP.GEU.AND P0, PT, |R4|, 1.175494350822287508e-38, PT`
-_NORMAL_TEST = re.compile(r"^(U?P[0-6]), U?P[T0-6], \|?-?R\d+\|?, 1\.175494350822287508e-38\b")
+#: S28: a float compared with FLT_MIN (as nvdisasm prints it), true for normal values
+#: (`FSETP.GEU.AND P0, PT, |R4|, 1.175494350822287508e-38, PT`), or an exponent with -126,
+#: true where its power of two is normal (`FSETP.GEU.AND P0, PT, R14, -126, PT`)
+_NORMAL_TEST = re.compile(
+    r"^(U?P[0-6]), U?P[T0-6], (?:\|?-?R\d+\|?, 1\.175494350822287508e-38|R\d+, -126)(?=,|$)"
+)
 
 
 def denormal_fixups(function: SassFunction) -> set[int]:

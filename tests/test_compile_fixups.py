@@ -19,8 +19,9 @@ from roofcast.features.sasscount import class_counts, flop_counts, recount
 
 # Hand-written nvdisasm excerpts (clang's shapes, registers renamed).
 # An approximate square root scales a denormal input up and its result down under `@!P0`
-# after P0 = |x| >= FLT_MIN; a guard from any other test, or a predicate written again
-# before its use, is kept.
+# after P0 = |x| >= FLT_MIN, and an exponential halves an exponent below -126 and squares
+# its power of two; a guard from any other test, or a predicate written again before its
+# use, is kept.
 FIXUPS = """\
         .section        .text._Z1fPf,"ax",@progbits
 _Z1fPf:
@@ -38,8 +39,14 @@ _Z1fPf:
         /*00a0*/              @!P0 FMUL R6, R6, 5 ;
         /*00b0*/                   FSETP.GEU.AND P2, PT, R6, 1.175494350822287508e-38, PT ;
         /*00c0*/               @P2 FADD R6, R6, 1 ;
-        /*00d0*/                   STG.E [R2.64], R6 ;
-        /*00e0*/                   EXIT ;
+        /*00d0*/                   FSETP.GEU.AND P3, PT, R9, -126, PT ;
+        /*00e0*/              @!P3 FMUL R9, R9, 0.5 ;
+        /*00f0*/                   MUFU.EX2 R9, R9 ;
+        /*0100*/              @!P3 FMUL R9, R9, R9 ;
+        /*0110*/                   FSETP.GEU.AND P4, PT, R9, -126.5, PT ;
+        /*0120*/              @!P4 FADD R9, R9, 1 ;
+        /*0130*/                   STG.E [R2.64], R6 ;
+        /*0140*/                   EXIT ;
 """
 
 
@@ -47,10 +54,11 @@ _Z1fPf:
 def test_denormal_fixups_are_not_counted() -> None:
     kernel = classify_kernel(parse_disassembly(FIXUPS)["_Z1fPf"])
     # kept: the FADD, the FMUL under another test's guard, the FMUL whose P0 an ISETP wrote
-    # again, and the FADD guarded by the normal side of a FLT_MIN test
+    # again, the FADD guarded by the normal side of a FLT_MIN test, the FADD under a test
+    # of -126.5
     assert kernel.totals()["fmul"] == 2
-    assert kernel.totals()["fadd"] == 2
-    assert kernel.dropped == 2  # the two scalings of the denormal case
+    assert kernel.totals()["fadd"] == 3
+    assert kernel.dropped == 4  # the two scalings of the denormal operand, of the power
 
 
 def _odd(copy: str, entry: str = "") -> str:
