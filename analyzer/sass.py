@@ -1,5 +1,5 @@
 """SASS (`nvdisasm -gi -c` text) read into per-kernel instruction classes, by source line and
-by the loops the compiler kept (docs/counting.md, section "Compile mode", rules S1-S6, S10).
+by the loops the compiler kept (docs/counting.md, "Compile mode", rules S1-S6, S10, S28, S29).
 
 Nsight Compute counts executed SASS instructions per class; the compiler's address
 arithmetic, loop control and library expansions are in them and nowhere in the source.
@@ -370,6 +370,78 @@ def _copies(insts: list[Instruction], loop: tuple, raw: list[tuple]) -> int:
     return math.gcd(*found.values()) if found else 1
 
 
+def odd_iterations(function: SassFunction, loops: list[Loop]) -> tuple[list[Loop], set[int]]:
+    """Rule S29: a loop unrolled twice (or c times) with a symbolic trip count whose
+    remainder is one straight copy of the body, not a loop: a main loop without remainder
+    loops or loops inside, whose back edge is followed (after the odd trip's test) by a
+    conditional forward branch over code that repeats its work instructions once for the
+    body's c times (opcode by opcode) and that nothing else enters (`_closed`). The loop
+    runs trip count / c times: its unroll factor is c, and the copy (the odd iteration)
+    is off the main path like a remainder loop. Returns the loops with those factors set
+    and the copies' addresses."""
+    insts = function.instructions
+    index = {inst.address: n for n, inst in enumerate(insts)}
+    out: list[Loop] = []
+    drop: set[int] = set()
+    for loop in loops:
+        copy = _odd_copy(function, index, loop, loops)
+        if copy:
+            drop.update(i.address for i in copy)
+            loop = replace(loop, unroll=loop.copies)
+        out.append(loop)
+    return out, drop
+
+
+def _odd_copy(
+    function: SassFunction, index: dict[int, int], loop: Loop, loops: list[Loop]
+) -> list[Instruction]:
+    """S29: the straight copy of one iteration of `loop` after its back edge, or []."""
+    insts = function.instructions
+    if loop.remainder or loop.copies < 2 or loop.unroll != 1:
+        return []
+    if any(
+        lp.main == loop.start or (lp is not loop and loop.start <= lp.start and lp.end <= loop.end)
+        for lp in loops
+    ):
+        return []
+    n = index[loop.end] + 1
+    while n < len(insts) and insts[n].base not in _FLOW_END and not _work(insts[n]):
+        n += 1  # the test of the odd trip (`ISETP.NE.AND P0, PT, R8, RZ, PT`)
+    if n >= len(insts):
+        return []
+    skip = insts[n]
+    target = function.labels.get(skip.target or "")
+    if skip.base != "BRA" or not skip.guard or target is None or target <= skip.address:
+        return []
+    block = insts[n + 1 : index.get(target, n + 1)]
+    if not block or not _closed(function, block, target):
+        return []
+    body = Counter(i.opcode for i in insts[index[loop.start] : index[loop.end] + 1] if _work(i))
+    once = Counter(i.opcode for i in block if _work(i))
+    if not once or body != Counter({op: loop.copies * k for op, k in once.items()}):
+        return []
+    return block
+
+
+def _closed(function: SassFunction, block: list[Instruction], end: int) -> bool:
+    """S29: whether `block` (up to `end`) is one iteration's straight code: its branches go
+    forward within it or to `end` (an if/else of the body, a slow path's `CALL`), nothing
+    outside branches into it, and it neither exits nor returns."""
+    first = block[0].address
+    for inst in block:
+        if inst.base in ("BRA", "CALL"):
+            target = function.labels.get(inst.target or "")
+            if inst.base == "BRA" and (target is None or not inst.address < target <= end):
+                return False
+        elif inst.base in _FLOW_END:
+            return False
+    for inst in function.instructions:
+        target = function.labels.get(inst.target or "") if inst.base == "BRA" else None
+        if target is not None and first < target < end and not first <= inst.address < end:
+            return False
+    return True
+
+
 def callee_name(target: str) -> str:
     """The function a CALL target names: clang places a device function it did not inline
     in the kernel's section as `$<kernel>$<function>`, the toolkit its routines as
@@ -487,6 +559,38 @@ def slow_path_addresses(function: SassFunction) -> set[int]:
 
 _PREDICATE = re.compile(r"\bU?P[0-6]\b")
 _FLOW_END = ("BRA", "EXIT", "RET", "CALL", "BRX", "JMP", "JMX", "BREAK", "CONT", "WARPSYNC")
+
+#: S28: a float compared with FLT_MIN (as nvdisasm prints it), true for normal values
+#: (`FSETP.GEU.AND P0, PT, |R4|, 1.175494350822287508e-38, PT`), or an exponent with -126,
+#: true where its power of two is normal (`FSETP.GEU.AND P0, PT, R14, -126, PT`)
+_NORMAL_TEST = re.compile(
+    r"^(U?P[0-6]), U?P[T0-6], (?:\|?-?R\d+\|?, 1\.175494350822287508e-38|R\d+, -126)(?=,|$)"
+)
+
+
+def denormal_fixups(function: SassFunction) -> set[int]:
+    """Rule S28: addresses of the instructions guarded by the negation of a test that a
+    float is at least FLT_MIN (`@!P0 FMUL R4, R4, 16777216` scaling a denormal input of an
+    approximate sqrt, reciprocal or logarithm, and the scaling back of its result).
+    Nsight Compute counts a predicated instruction only for threads whose predicate is
+    on: these run for denormal (or zero, negative) operands alone. A predicate is
+    followed from its test to the next label or instruction that names it otherwise."""
+    out: set[int] = set()
+    normal: set[str] = set()
+    starts = set(function.labels.values())
+    for inst in function.instructions:
+        if inst.address in starts:
+            normal.clear()
+        if inst.guard.startswith("@!") and inst.guard[2:] in normal:
+            if inst.base not in _FLOW_END:
+                out.add(inst.address)
+            continue
+        touched = set(_PREDICATE.findall(inst.operands))
+        normal -= touched
+        test = _NORMAL_TEST.match(inst.operands)
+        if test and inst.opcode.startswith(("FSETP.GEU.", "FSETP.GE.")):
+            normal.add(test.group(1))
+    return out
 
 
 def _cost(insts: list[Instruction], skip: set[int]) -> int:
@@ -679,10 +783,11 @@ def classify_kernel(
         function = with_callees(function, functions)
     from roofcast.analyzer.sassspin import contended_spins  # imports this module
 
-    loops = find_loops(function)
+    loops, odd = odd_iterations(function, find_loops(function))  # S29
     spins = contended_spins(function, loops)
     loops = [replace(loop, spin=True) if loop.start in spins else loop for loop in loops]
-    slow = slow_path_addresses(function) | exclusive_paths(function, loops)
+    slow = slow_path_addresses(function) | exclusive_paths(function, loops) | odd
+    slow |= denormal_fixups(function)  # S28
     slow |= remainder_chunks(function, loops)
     regions = branched_over(function, loops)
     called = called_functions(function)

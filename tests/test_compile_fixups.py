@@ -1,0 +1,174 @@
+"""Compile mode: what a thread does not execute although the SASS holds it (docs/counting.md
+S28, a denormal operand's fix-ups; S29, the odd iteration of a loop unrolled twice)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import sympy
+from compile_tools import needs_clang
+from roofcast.analyzer.compdb import load_database
+from roofcast.analyzer.compile import Compiler
+from roofcast.analyzer.discover import discover_files
+from roofcast.analyzer.sass import classify_kernel, parse_disassembly
+from roofcast.features import count_features
+from roofcast.features.sasscount import class_counts, flop_counts, recount
+
+# Hand-written nvdisasm excerpts (clang's shapes, registers renamed).
+# An approximate square root scales a denormal input up and its result down under `@!P0`
+# after P0 = |x| >= FLT_MIN, and an exponential halves an exponent below -126 and squares
+# its power of two; a guard from any other test, or a predicate written again before its
+# use, is kept.
+FIXUPS = """\
+        .section        .text._Z1fPf,"ax",@progbits
+_Z1fPf:
+        //## File "/s/f.cu", line 3
+        /*0000*/                   LDG.E R4, [R2.64] ;
+        /*0010*/                   FSETP.GEU.AND P0, PT, |R4|, 1.175494350822287508e-38, PT ;
+        /*0020*/              @!P0 FMUL R4, R4, 16777216 ;
+        /*0030*/                   MUFU.SQRT R5, R4 ;
+        /*0040*/              @!P0 FMUL R5, R5, 0.000244140625 ;
+        /*0050*/                   FADD R6, R5, R6 ;
+        /*0060*/                   FSETP.GEU.AND P1, PT, |R6|, 2, PT ;
+        /*0070*/              @!P1 FMUL R6, R6, 3 ;
+        /*0080*/                   FSETP.GEU.AND P0, PT, |R6|, 1.175494350822287508e-38, PT ;
+        /*0090*/                   ISETP.NE.AND P0, PT, R7, RZ, PT ;
+        /*00a0*/              @!P0 FMUL R6, R6, 5 ;
+        /*00b0*/                   FSETP.GEU.AND P2, PT, R6, 1.175494350822287508e-38, PT ;
+        /*00c0*/               @P2 FADD R6, R6, 1 ;
+        /*00d0*/                   FSETP.GEU.AND P3, PT, R9, -126, PT ;
+        /*00e0*/              @!P3 FMUL R9, R9, 0.5 ;
+        /*00f0*/                   MUFU.EX2 R9, R9 ;
+        /*0100*/              @!P3 FMUL R9, R9, R9 ;
+        /*0110*/                   FSETP.GEU.AND P4, PT, R9, -126.5, PT ;
+        /*0120*/              @!P4 FADD R9, R9, 1 ;
+        /*0130*/                   STG.E [R2.64], R6 ;
+        /*0140*/                   EXIT ;
+"""
+
+
+@pytest.mark.rule("S28")
+def test_denormal_fixups_are_not_counted() -> None:
+    kernel = classify_kernel(parse_disassembly(FIXUPS)["_Z1fPf"])
+    # kept: the FADD, the FMUL under another test's guard, the FMUL whose P0 an ISETP wrote
+    # again, the FADD guarded by the normal side of a FLT_MIN test, the FADD under a test
+    # of -126.5
+    assert kernel.totals()["fmul"] == 2
+    assert kernel.totals()["fadd"] == 3
+    assert kernel.dropped == 4  # the two scalings of the denormal operand, of the power
+
+
+def _odd(copy: str, entry: str = "") -> str:
+    """A loop over n unrolled twice: two LDG and two FFMA per trip, then the odd trip's
+    test and the branch over `copy`; `entry` goes before the loop."""
+    return f"""\
+        .section        .text._Z1gPfi,"ax",@progbits
+_Z1gPfi:
+        //## File "/s/g.cu", line 4
+        /*0000*/                   ISETP.NE.AND P1, PT, R0, 0x1, PT ;
+        /*0010*/                   LOP3.LUT R8, R0, 0x1, RZ, 0xc0, !PT ;
+{entry}        /*0020*/              @!P1 BRA `(.L_x_2) ;
+.L_x_1:
+        //## File "/s/g.cu", line 5
+        /*0030*/                   LDG.E R4, [R2.64] ;
+        /*0040*/                   LDG.E R5, [R2.64+0x4] ;
+        /*0050*/                   FFMA R6, R4, R4, R6 ;
+        /*0060*/                   FFMA R6, R5, R5, R6 ;
+        //## File "/s/g.cu", line 4
+        /*0070*/                   IADD3 R0, R0, -0x2, RZ ;
+        /*0080*/                   ISETP.NE.AND P1, PT, R0, RZ, PT ;
+        /*0090*/               @P1 BRA `(.L_x_1) ;
+.L_x_2:
+        /*00a0*/                   ISETP.NE.AND P0, PT, R8, RZ, PT ;
+        /*00b0*/              @!P0 BRA `(.L_x_3) ;
+        //## File "/s/g.cu", line 5
+{copy}.L_x_3:
+        /*00f0*/                   STG.E [R2.64], R6 ;
+        /*0100*/                   EXIT ;
+"""
+
+
+ONE_TRIP = """\
+        /*00c0*/                   LDG.E R4, [R2.64] ;
+.L_x_4:
+        /*00d0*/                   FFMA R6, R4, R4, R6 ;
+"""
+OTHER_WORK = """\
+        /*00c0*/                   LDG.E R4, [R2.64] ;
+        /*00d0*/                   FMUL R6, R4, R6 ;
+"""
+LOOPS = {("/s/g.cu", 4): (sympy.Symbol("n"),), ("/s/g.cu", 5): (sympy.Symbol("n"),)}
+
+
+def _sp(listing: str) -> sympy.Expr:
+    kernel = classify_kernel(parse_disassembly(listing)["_Z1gPfi"])
+    return sympy.expand(flop_counts(class_counts(kernel, LOOPS))["flops_sp"])
+
+
+@pytest.mark.rule("S29")
+def test_odd_iteration_after_a_loop_unrolled_twice() -> None:
+    kernel = classify_kernel(parse_disassembly(_odd(ONE_TRIP))["_Z1gPfi"])
+    assert [(lp.unroll, lp.remainder) for lp in kernel.loops] == [(2, False)]
+    assert kernel.totals() == Counter({"ffma": 2, "load_4": 2, "integer": 5, "store_4": 1})
+    # two FFMAs n / 2 times: one per source trip, the odd trip's copy not again
+    assert _sp(_odd(ONE_TRIP)) == 2 * sympy.Symbol("n")
+
+
+@pytest.mark.rule("S29")
+def test_code_after_a_loop_that_is_no_copy_of_its_body_is_counted() -> None:
+    n = sympy.Symbol("n")
+    # other work than half the body's: a loop with repeated work and its epilogue
+    assert _sp(_odd(OTHER_WORK)) == 4 * n + 1
+    # entered from before the loop: not only the odd trip runs it
+    entry = "        /*0018*/               @P3 BRA `(.L_x_4) ;\n"
+    assert _sp(_odd(ONE_TRIP, entry)) == 4 * n + 2
+
+
+# Written for these tests: a square root summed over a loop clang unrolls twice (a denormal
+# fix-up of each MUFU.SQRT, the odd trip after the loop), and a fast division.
+KERNELS = """\
+__global__ void rootsum(const float* __restrict__ x, float* out, int n) {
+  int i = threadIdx.x;
+  float s = 0.f;
+#pragma unroll 2
+  for (int k = 0; k < n; k++) s += sqrtf(x[k * 64 + i]);
+  out[i] = s;
+}
+
+__global__ void ratio(const float* __restrict__ x, const float* __restrict__ y, float* out) {
+  int i = threadIdx.x;
+  out[i] = __fdividef(x[i], y[i]);
+}
+"""
+
+
+@pytest.mark.rule("S28", "S29")
+@needs_clang
+def test_clang_square_roots_count_one_add_per_trip(tmp_path: Path) -> None:
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    source = folder / "kernels.cu"
+    source.write_text(KERNELS)
+    command = (
+        f"/usr/bin/clang++ -I{folder} -O3 -DNDEBUG -std=gnu++14 --cuda-gpu-arch=sm_86 "
+        f"--cuda-path=/usr/local/cuda-12.6 -x cuda -c {source} -o kernels.o"
+    )
+    entry = {"directory": str(folder), "command": command, "file": str(source)}
+    (folder / "compile_commands.json").write_text(json.dumps([entry]))
+    compiler = Compiler("sm_86", load_database(folder), cache_root=tmp_path / "cache")
+    found = discover_files([source], [folder], {}, frozenset(), None)
+    counted = {}
+    for ir in found.kernels:
+        fv = count_features(ir, {}, line_loops=True)
+        recount(ir, fv, compiler)
+        counted[ir.name] = fv
+    assert all("clang" in fv.counted_why for fv in counted.values())
+    # one FADD per trip: MUFU.SQRT is no FLOP, its scalings run for denormals only, and
+    # the odd trip's copy is a trip the loop's n / 2 runs already count
+    rootsum = counted["rootsum"].flops_sp
+    assert rootsum.subs({s: 1001 for s in rootsum.free_symbols}) == 1001
+    # MUFU.RCP and one FMUL; the scalings of a denormal divisor are not counted
+    assert counted["ratio"].flops_sp == 1
