@@ -1038,7 +1038,12 @@ class KernelLowering:
 
     def _e_identifier(self, node: tree_sitter.Node) -> CType:
         name = node_text(node)
-        var = self.lookup(name) or self.global_var(name)
+        for scope in reversed(self.scopes):  # `lookup`, inlined: the most frequent operand
+            var = scope.get(name)
+            if var is not None:
+                break
+        else:
+            var = self.global_var(name)
         if var is not None and var.member_of is not None and name != "this":
             return self.member_field(var, name, read=True, write=False)
         return var.type if var else UNKNOWN
