@@ -134,6 +134,7 @@ _ASSIGN_OPS = {
     "^=": "^",
 }
 _MISSING: Any = object()
+_ZERO = sympy.Integer(0)  # sympy's singleton zero
 _ASSIGNED = SessionNodeCache()  # loop or body node -> names assigned in it
 _FLOAT_LITERAL = re.compile(r"^[0-9.]*([0-9]\.|\.[0-9]|[eE][+-]?[0-9])")
 
@@ -642,13 +643,16 @@ class KernelLowering:
 
     def identifiers(self, nodes: list[tree_sitter.Node]) -> set[str]:
         """The names an expression reads, with the names their values were derived from."""
-        names: set[str] = set()
-        for node in nodes:
-            names |= self._names_in(node)
+        if len(nodes) == 1:  # most calls: one expression, its names kept as they are
+            names: frozenset[str] | set[str] = self._names_in(nodes[0])
+        else:
+            names = set()
+            for node in nodes:
+                names |= self._names_in(node)
         expanded = set(names)
         for name in names:
             var = self.lookup(name)
-            if var is not None:
+            if var is not None and var.deps:
                 expanded |= var.deps
         return expanded
 
@@ -772,7 +776,11 @@ class KernelLowering:
             index = None  # a[i][j] through pointers to pointers: rows anywhere
         else:
             index = self.index_of(indices[0]) if indices else sympy.Integer(0)
-        index = offset / unit + index if index is not None and offset is not None else None
+        if index is None or offset is None:
+            index = None
+        elif offset is not _ZERO or not isinstance(index, sympy.Basic):
+            # (at the array's start, a sympy index is the sum itself: no sympy arithmetic)
+            index = offset / unit + index
         indirect = index is None and any(self._is_loaded(i) for i in indices)
         return array, index, unit, node.start_point[0] + 1 + self.line_offset, indirect
 
@@ -1030,7 +1038,12 @@ class KernelLowering:
 
     def _e_identifier(self, node: tree_sitter.Node) -> CType:
         name = node_text(node)
-        var = self.lookup(name) or self.global_var(name)
+        for scope in reversed(self.scopes):  # `lookup`, inlined: the most frequent operand
+            var = scope.get(name)
+            if var is not None:
+                break
+        else:
+            var = self.global_var(name)
         if var is not None and var.member_of is not None and name != "this":
             return self.member_field(var, name, read=True, write=False)
         return var.type if var else UNKNOWN
@@ -3013,12 +3026,15 @@ def _names_of(node: tree_sitter.Node) -> frozenset[str]:
     stack = [node]
     while stack:
         n = stack.pop()
-        if n.type == "identifier":
+        kind = n.type
+        if kind == "identifier":
             names.add(node_text(n))
-        elif n.type == "field_expression" and node_text(n.named_children[0]) in BUILTIN_VECTORS:
+        elif kind == "number_literal":
+            continue  # a leaf: no names
+        elif kind == "field_expression" and node_text(n.named_children[0]) in BUILTIN_VECTORS:
             names.add(" ".join(node_text(n).split()))  # `threadIdx.x`: which thread axis
-        elif n.type == "call_expression" and _omp_query(n) is not None:
-            names.add(cast(str, _omp_query(n)))  # omp_get_thread_num(): threadIdx.x
+        elif kind == "call_expression" and (query := _omp_query(n)) is not None:
+            names.add(query)  # omp_get_thread_num(): threadIdx.x
         else:
             stack.extend(n.named_children)
     return frozenset(names)
@@ -3033,6 +3049,7 @@ def _omp_query(node: tree_sitter.Node) -> str | None:
     return OMP_QUERIES.get(node_text(function))
 
 
+@lru_cache(maxsize=4096)
 def _small_expression(expr: sympy.Basic) -> bool:
     """At most MAX_VALUE_DEPTH deep and MAX_VALUE_SIZE nodes as a tree (a subexpression
     shared n times counted n times: sympy's recursive walks visit it n times). Measured over
@@ -3241,6 +3258,7 @@ def _literal_type(text: str) -> CType:
     return LONG if text.endswith(("l", "ll", "ul", "ull")) else INT
 
 
+@lru_cache(maxsize=8192)
 def _number(text: str) -> sympy.Expr | None:
     t = text.strip().rstrip("uUlLfF").strip()
     t = t.replace("'", "")

@@ -121,3 +121,28 @@ def test_nothing_is_lowered_twice(tmp_path: Path):
     (ir,) = discover([path]).kernels
     first, second = lower(ir).lowered, lower(ir).lowered
     assert first.ops == second.ops and first.loops == second.loops
+
+
+def test_accesses_are_placed_from_the_array_start_or_a_pointer_offset(tmp_path: Path):
+    """An access at its array's start is placed at its index; through a pointer into the
+    array, at the pointer's offset (in elements) plus the index (rule T2)."""
+    path = tmp_path / "k.cu"
+    path.write_text(
+        textwrap.dedent(
+            """\
+            __global__ void k(const float* x, float* y, int n) {
+              int i = blockIdx.x * blockDim.x + threadIdx.x;
+              const float* p = x + 2 * n;
+              y[i] = p[i] + x[i + 1];
+            }
+            """
+        )
+    )
+    (ir,) = discover([path]).kernels
+    places = {(a.array, a.store, str(a.index)) for a in lower(ir).lowered.accesses}
+    thread = "blockDim_x*blockIdx_x + threadIdx_x"
+    assert places == {
+        ("x", False, "blockDim_x*blockIdx_x + 2*n + threadIdx_x"),
+        ("x", False, f"{thread} + 1"),
+        ("y", True, thread),
+    }
