@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import cast
 
 import sympy
+from roofcast.analyzer.session import SessionMemo
 from roofcast.features.numeric import NotNumeric, evaluate
 from roofcast.features.symbolic import free_symbols
 
@@ -145,7 +146,7 @@ def machine_of(gpu) -> Machine:
     return Machine(float(gpu.l2_bytes), int(gpu.sms), threads, blocks)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Range:
     """An access's index as numbers: constant + sum of coefficient x dim."""
 
@@ -162,14 +163,31 @@ def _affine(
     values: Mapping[str, float],
     lanes: frozenset[sympy.Symbol] = frozenset(),
 ) -> _Range | None:
-    """The range of an index affine in the dims (after binding every other name), or None."""
+    """The range of an index affine in the dims (after binding every other name), or None:
+    computed once per index, dims and values of its names (`_affine_of`)."""
+    bindings = tuple(
+        (s, values[s.name]) for s in free_symbols(index) if s not in extents and s.name in values
+    )
+    return _RANGES((index, tuple(extents.items()), bindings, lanes))
+
+
+_AffineKey = tuple[
+    sympy.Expr,
+    tuple[tuple[sympy.Symbol, float], ...],  # the dims' extents
+    tuple[tuple[sympy.Symbol, float], ...],  # the values of the index's other names
+    frozenset[sympy.Symbol],  # the lane dims
+]
+
+
+def _affine_of(key: _AffineKey) -> _Range | None:
+    """`_affine` of a key: a function of sympy expressions and numbers alone (a value and an
+    equal one, `3` and `3.0`, bind the same number), so kept for the session (`_RANGES`)."""
+    index, dims, bindings, lanes = key
+    extents = dict(dims)
     bound = index.xreplace(
         {
-            s: sympy.Integer(int(values[s.name]))
-            if float(values[s.name]).is_integer()
-            else sympy.Float(values[s.name])
-            for s in free_symbols(index)
-            if s not in extents and s.name in values
+            name: sympy.Integer(int(value)) if float(value).is_integer() else sympy.Float(value)
+            for name, value in bindings
         }
     )
     if any(s not in extents for s in free_symbols(bound)):
@@ -226,6 +244,11 @@ def _affine(
             # neighbouring lanes fall in one period of the `%`: its step is theirs
             lane_step = abs(c) * rem.lane_step
     return _Range(low, high, high - low + 1, count, lane_step)
+
+
+#: a launch's accesses ask for their ranges again for each run of blocks and wave, and
+#: copies of a kernel (`prog-cuda/`, `prog-hip/`) ask alike; a range is never changed
+_RANGES: SessionMemo[_AffineKey, _Range | None] = SessionMemo(_affine_of)
 
 
 def _remainder(
