@@ -253,7 +253,8 @@ def _reader_digest() -> str:
 
     digest = hashlib.sha256()
     for module in (sass, sassspin, sasslink):
-        digest.update(Path(module.__file__).read_bytes())
+        if module.__file__:
+            digest.update(Path(module.__file__).read_bytes())
     return digest.hexdigest()
 
 

@@ -306,7 +306,9 @@ def _counter_bound(insts: list[Instruction], loop: tuple) -> tuple[int, int]:
     it (or a value the loop computes from it) with; (0, 0) when either is missing."""
     body = [i for i in insts if loop[0] <= i.address <= loop[1]]
     step = _counter_step(insts, loop)
-    update = next((i for i in body if step and _self_update(i) == step), None)
+    if not step:
+        return 0, 0
+    update = next((i for i in body if _self_update(i) == step), None)
     if update is None:
         return 0, 0
     derived = _written(update)
