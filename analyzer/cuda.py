@@ -143,23 +143,12 @@ def kernels_in(
             outer = {}
             if host_fn is not None:
                 outer = caller_bindings(host_fn, calls, placeholders=True, members=True)  # D14, D23
+            bindings = _site_bindings(fn, params, call, host_fn, outer, calls)
             if host_fn is not None and args is not None:
-                bindings = bind_call(
-                    [p.name for p in params],
-                    list(args.named_children),
-                    host_fn,
-                    "cuda",
-                    call.start_byte,
-                    outer,
-                    frozenset(p.name for p in params if p.is_pointer),
-                    calls,
-                    fn.node,  # rule D29: a struct passed by value passes its fields
-                )
                 pointers = [(p.name, p.type) if p.is_pointer else ("", "") for p in params]
                 allocations = launch_allocations(  # rule D28
                     pointers, list(args.named_children), host_fn, "cuda", call.start_byte, calls
                 )
-            _add_geometry(bindings, call, host_fn, outer, calls)
             if host_fn is not None:
                 launch_defines = _template_arguments(call, fn.template_params, host_fn, outer)
                 footprint = _HOST_FOOTPRINT.get(
@@ -192,6 +181,34 @@ def kernels_in(
             )
         )
     return kernels
+
+
+def _site_bindings(
+    fn: FunctionInfo,
+    params: list[Param],
+    call: tree_sitter.Node,
+    host_fn: tree_sitter.Node | None,
+    outer: dict[str, sympy.Expr],
+    calls: CallSites | None,
+) -> dict[str, sympy.Expr]:
+    """Rules D8 and D11: one launch site's host values, its arguments bound to the
+    kernel's parameters and its `<<<grid, block>>>` beside them."""
+    args = call.child_by_field_name("arguments")
+    bindings: dict[str, sympy.Expr] = {}
+    if host_fn is not None and args is not None:
+        bindings = bind_call(
+            [p.name for p in params],
+            list(args.named_children),
+            host_fn,
+            "cuda",
+            call.start_byte,
+            outer,
+            frozenset(p.name for p in params if p.is_pointer),
+            calls,
+            fn.node,  # rule D29: a struct passed by value passes its fields
+        )
+    _add_geometry(bindings, call, host_fn, outer, calls)
+    return bindings
 
 
 def _add_geometry(
@@ -227,24 +244,10 @@ def _other_sites(
     out = [first]
     for _, call in sites[1:MAX_BOUND_SITES]:
         host_fn = enclosing_function(call)
-        args = call.child_by_field_name("arguments")
-        bindings: dict[str, sympy.Expr] = {}
+        outer: dict[str, sympy.Expr] = {}
         if host_fn is not None:
             outer = caller_bindings(host_fn, calls, placeholders=True, members=True)
-            if args is not None:
-                bindings = bind_call(
-                    [p.name for p in params],
-                    list(args.named_children),
-                    host_fn,
-                    "cuda",
-                    call.start_byte,
-                    outer,
-                    frozenset(p.name for p in params if p.is_pointer),
-                    calls,
-                    fn.node,
-                )
-            _add_geometry(bindings, call, host_fn, outer, calls)
-        out.append(bindings)
+        out.append(_site_bindings(fn, params, call, host_fn, outer, calls))
     return out
 
 

@@ -870,3 +870,25 @@ def test_an_if_else_pair_of_definitions_is_piecewise():
     n = argv_symbol(1)
     assert r.subs(n, 10010) == 4000 and r.subs(n, 110) == 100
     assert q == 9
+
+
+@pytest.mark.rule("D35")
+def test_the_length_of_a_string_literal_a_local_holds_is_a_host_value():
+    """`strlen(key)` of `const char *key = "000102030405"` is 12, of `char n[] = "ab" "c\\n"`
+    4 (adjacent literals join, an escape is one character, so `/ 2` is 2), of a literal
+    itself its length. A local assigned a command-line word since, or the word itself,
+    stays unknown."""
+    found = _host_arguments(
+        r"""
+        int main(int argc, char** argv) {
+          const char *key = "000102030405";
+          char nonce[] = "ab" "c\n";
+          const char *other = "xyz";
+          other = argv[1];
+          int a = strlen(key);
+          int b = strlen(nonce) / 2;
+          use(a, b, strlen(other), strlen("h\x41llo"), strlen(argv[1]));
+        }
+        """
+    )
+    assert found == [12, 2, None, 5, None]
