@@ -1060,8 +1060,14 @@ MAX_STEP_TRIPS = 4096
 
 
 def _step_loop(definition: tree_sitter.Node) -> tree_sitter.Node | None:
-    """The for loop whose step (`n -= 2`, one of a comma list) `definition` is, else None."""
-    if definition.type != "assignment_expression" or operator(definition) not in _COMPOUND:
+    """The for loop whose step (`n -= 2`, `n = n * 4`, one of a comma list) `definition`
+    is, else None; a plain assignment's definition is its right side (`_definitions`)."""
+    parent = definition.parent
+    if parent is not None and parent.type == "assignment_expression" and operator(parent) == "=":
+        right = parent.child_by_field_name("right")
+        if right is not None and right.id == definition.id:
+            definition = parent
+    elif definition.type != "assignment_expression" or operator(definition) not in _COMPOUND:
         return None
     node = definition
     parent = node.parent
@@ -1086,10 +1092,28 @@ def _steps(loop: tree_sitter.Node) -> list[tuple[str, str, tree_sitter.Node]]:
             continue
         left = node.child_by_field_name("left")
         right = node.child_by_field_name("right")
-        compound = node.type == "assignment_expression" and operator(node) in _COMPOUND
-        if compound and left is not None and right is not None and left.type == "identifier":
-            found.append((node_text(left), operator(node), right))
+        how = operator(node) if node.type == "assignment_expression" else None
+        if how == "=" and left is not None and right is not None:
+            how, right = _self_step(node_text(left), right)  # `n = n * 4` is `n *= 4`
+        if (
+            how in _COMPOUND
+            and left is not None
+            and right is not None
+            and left.type == "identifier"
+        ):
+            found.append((node_text(left), cast(str, how), right))
     return found
+
+
+def _self_step(name: str, value: tree_sitter.Node) -> tuple[str | None, tree_sitter.Node | None]:
+    """Rule D24: `name op k` (the right side of a step `n = n * 4`) as the compound step
+    (`*=`, k); anything else (None, None)."""
+    left = value.child_by_field_name("left")
+    right = value.child_by_field_name("right")
+    how = f"{operator(value)}=" if value.type == "binary_expression" else ""
+    if left is None or right is None or left.type != "identifier" or node_text(left) != name:
+        return None, None
+    return (how, right) if how in _COMPOUND else (None, None)
 
 
 def _step(value: int, how: str, amount: int) -> int:

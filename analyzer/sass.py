@@ -215,10 +215,13 @@ def find_loops(function: SassFunction) -> list[Loop]:
     parent loop whose branches come from one source line, the one with most instructions
     is the main loop, the others remainder loops. The main loop's unroll factor is its
     work instructions over the smallest remainder's (1 without a remainder)."""
+    from roofcast.analyzer.sassdiverge import divergent_fallbacks  # imports this module
+
     insts = function.instructions
     raw: list[tuple[int, int, tuple[str, int] | None]] = []
+    returns = divergent_fallbacks(function)[1]  # S34: a fallback's jump back is no loop
     for inst in insts:
-        if inst.base != "BRA":
+        if inst.base != "BRA" or inst.address in returns:
             continue
         target = inst.target
         start = function.labels.get(target) if target else None
@@ -783,6 +786,7 @@ def classify_kernel(
     program it calls that have sections of their own (S15)."""
     if functions:
         function = with_callees(function, functions)
+    from roofcast.analyzer.sassdiverge import divergent_fallbacks  # imports this module
     from roofcast.analyzer.sassspin import contended_spins  # imports this module
 
     loops, odd = odd_iterations(function, find_loops(function))  # S29
@@ -790,6 +794,7 @@ def classify_kernel(
     loops = [replace(loop, spin=True) if loop.start in spins else loop for loop in loops]
     slow = slow_path_addresses(function) | exclusive_paths(function, loops) | odd
     slow |= denormal_fixups(function)  # S28
+    slow |= divergent_fallbacks(function)[0]  # S34
     slow |= remainder_chunks(function, loops)
     regions = branched_over(function, loops)
     called = called_functions(function)

@@ -2421,6 +2421,7 @@ class KernelLowering:
         where = (self.source_file, node.start_point[0] + 1 + self.line_offset)
         self.fv.line_loops[where] = tuple(_line_trip(f) for f in self.frames[self.frame_base :])
         threadshare.note_share(self.fv.line_shares, where, self.thread_share)
+        threadshare.note_continued(self.fv.line_shares, node, where, self.thread_share)  # S35
         # S14: an inlined callee's line also keeps, per inlined call, every loop around it
         if self.inlined_at is None:
             self.own_lines.add(where)

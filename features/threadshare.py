@@ -179,6 +179,25 @@ def note_share(shares: dict, where: tuple[str, int], share: sympy.Expr) -> None:
         shares[where] = share
 
 
+#: S35: statements whose every line is the statement's own (no statement of theirs inside)
+_SIMPLE = frozenset({"expression_statement", "declaration", "return_statement"})
+
+
+def note_continued(
+    shares: dict, node: tree_sitter.Node, where: tuple[str, int], share: sympy.Expr
+) -> None:
+    """S35: a simple statement written over several lines (`a[i] = b[i - 1]` on one line,
+    `+ b[i - 2];` on the next) runs for the threads its first line does: the compiler
+    places part of its instructions on the continuation lines, which no statement of
+    their own notes. Each continuation line takes the statement's share (S16's rule for
+    a line noted twice applies as before)."""
+    if node.type not in _SIMPLE:
+        return
+    file, first = where
+    for line in range(first + 1, first + node.end_point[0] - node.start_point[0] + 1):
+        note_share(shares, (file, line), share)
+
+
 def exits(node: tree_sitter.Node) -> bool:
     """S16: an `if` without `else` whose arm is only a `return` (bare or in braces): the
     statements after it run for the threads its condition fails for."""

@@ -529,6 +529,32 @@ def test_names_a_for_loop_steps_are_followed_to_the_loops_end(tmp_path):
     assert found["inside"].resolved.flops["sp"] == 40
 
 
+@pytest.mark.rule("D24")
+def test_a_for_loops_step_written_as_a_plain_assignment_is_a_step(tmp_path):
+    """`for (c = 32; c <= 512; c = c * 4)` steps `c` as `c *= 4` does: a launch inside the
+    loop sees its first trip, 32 (not 32 * 4, as if the step ran before the body); after
+    the loop `c` is 2048 (32, 128, 512, then 2048 fails the test)."""
+    write(
+        tmp_path,
+        {
+            "main.cu": LOOP_KERNEL.replace("void k(", "void inside(")
+            + LOOP_KERNEL
+            + """            int main() {
+              float* a = 0;
+              int c;
+              for (c = 32; c <= 512; c = c * 4) {
+                inside<<<1, 1>>>(a, c);
+              }
+              k<<<1, 1>>>(a, c);
+            }
+            """,
+        },
+    )
+    found = kernels(tmp_path)
+    assert found["inside"].resolved.flops["sp"] == 32
+    assert found["k"].resolved.flops["sp"] == 2048 and not found["k"].resolved.defaults
+
+
 @pytest.mark.rule("D25")
 def test_members_a_constructor_sets_from_its_body_and_initializer_list(tmp_path):
     """`const Params p(argc, argv);` runs Params' constructor: `block` is the getopt option
