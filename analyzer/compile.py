@@ -249,10 +249,10 @@ class Plan:
 @cache
 def _reader_digest() -> str:
     """A hash of the SASS reader's source: the cache holds its output, not the SASS."""
-    from roofcast.analyzer import sass, sassdiverge, sasslink, sassspin
+    from roofcast.analyzer import sass, sassdiverge, sassladder, sasslink, sassspin
 
     digest = hashlib.sha256()
-    for module in (sass, sassspin, sasslink, sassdiverge):
+    for module in (sass, sassspin, sasslink, sassdiverge, sassladder):
         if module.__file__:
             digest.update(Path(module.__file__).read_bytes())
     return digest.hexdigest()

@@ -1,5 +1,6 @@
 """SASS (`nvdisasm -gi -c` text) read into per-kernel instruction classes, by source line and
-by the loops the compiler kept (docs/counting.md, "Compile mode", rules S1-S6, S10, S28, S29).
+by the loops the compiler kept (docs/counting.md, "Compile mode", rules S1-S6, S10, S28, S29;
+S34 and S40 in their own modules).
 
 Nsight Compute counts executed SASS instructions per class; the compiler's address
 arithmetic, loop control and library expansions are in them and nowhere in the source.
@@ -787,12 +788,15 @@ def classify_kernel(
     if functions:
         function = with_callees(function, functions)
     from roofcast.analyzer.sassdiverge import divergent_fallbacks  # imports this module
+    from roofcast.analyzer.sassladder import ladder_remainders  # imports this module
     from roofcast.analyzer.sassspin import contended_spins  # imports this module
 
     loops, odd = odd_iterations(function, find_loops(function))  # S29
+    loops, ladder = ladder_remainders(function, loops)  # S40
     spins = contended_spins(function, loops)
     loops = [replace(loop, spin=True) if loop.start in spins else loop for loop in loops]
     slow = slow_path_addresses(function) | exclusive_paths(function, loops) | odd
+    slow |= ladder  # S40
     slow |= denormal_fixups(function)  # S28
     slow |= divergent_fallbacks(function)[0]  # S34
     slow |= remainder_chunks(function, loops)
