@@ -29,6 +29,13 @@ from roofcast.analyzer.hostmembers import (
     struct_fields,
     type_name,
 )
+from roofcast.analyzer.hostwords import (
+    argv_length_symbol,
+    argv_lengths,
+    argv_word,
+    rounded,
+    rounding,
+)
 from roofcast.analyzer.index import function_name, parameters, template_params
 from roofcast.analyzer.parsing import (
     captures,
@@ -401,7 +408,14 @@ class HostScope:
                 match = re.fullmatch(r"argv\s*\[\s*(\d+)\s*\]", node_text(first))
                 return argv_symbol(int(match.group(1))) if match else None
             if fn.split("::")[-1] == "strlen" and first is not None:
-                return self._length(first, before)  # rule D35
+                return self._length(first, before)  # rules D35, D37
+            if rounding(fn) and first is not None and len(args.named_children) == 1:
+                inner = self.value(first, before, depth + 1)  # rule D36: `ceilf(n / 128.0)`
+                return rounded(fn, inner) if inner is not None else None
+            if first is None and fn.rsplit(".", 1)[-1].strip() in ("length", "size"):
+                length = self._word_length(node, before)  # rule D37: `word.length()`
+                if length is not None:
+                    return length
             if value_operands(node)[0] is None:
                 return self._call(node, before, depth)
         how, operands = value_operands(node)  # the counter's operator semantics (one evaluator)
@@ -846,8 +860,28 @@ class HostScope:
             earlier = [v for start, v in self.defs.get(name, []) if start < before]
             overwritten = earlier and self._overwritten(name, earlier, before)
             literal = earlier[-1] if earlier and not overwritten else None
+        word = argv_word(node_text(literal)) if literal is not None else None
+        if word is not None:
+            return argv_length_symbol(word)  # rule D37: `strlen(argv[2])`
         length = _literal_length(literal) if literal is not None else None
         return sympy.Integer(length) if length is not None else None
+
+    def _word_length(self, call: tree_sitter.Node, before: int) -> sympy.Expr | None:
+        """Rule D37: `s.length()` / `s.size()` of a local whose last definition before byte
+        `before` is a command-line word (`std::string s = std::string(argv[2]);`, `std::string
+        s(argv[2]);`) is that word's length; anything else is unknown."""
+        method = call.child_by_field_name("function")
+        obj = method.child_by_field_name("argument") if method is not None else None
+        if method is None or method.type != "field_expression" or obj is None:
+            return None
+        if obj.type != "identifier" or operator(method) != ".":
+            return None
+        name = node_text(obj)
+        earlier = [v for start, v in self.defs.get(name, []) if start < before]
+        if not earlier or self._overwritten(name, earlier, before):
+            return None
+        word = argv_word(node_text(earlier[-1]))
+        return argv_length_symbol(word) if word is not None else None
 
     def _call(self, call: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """Rule D10: a call to a file-level function whose body is one `return e;` (`iDivUp(n,
@@ -1410,7 +1444,7 @@ def exe_arg_values(exe_args: str) -> dict[str, float]:
     an option word and the number after it, `-paths 4096`, give `given$-paths` 1 and
     `option$-paths` 4096 (rule D19)."""
     words = exe_args.split()
-    values: dict[str, float] = {"argc": float(len(words) + 1)}
+    values: dict[str, float] = {"argc": float(len(words) + 1), **argv_lengths(words)}
     for k, token in enumerate(words, start=1):
         try:
             values[f"argv_{k}"] = float(token)
