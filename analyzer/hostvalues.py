@@ -33,6 +33,7 @@ from roofcast.analyzer.hostwords import (
     argv_length_symbol,
     argv_lengths,
     argv_word,
+    floating_quotient,
     rounded,
     rounding,
 )
@@ -410,7 +411,7 @@ class HostScope:
             if fn.split("::")[-1] == "strlen" and first is not None:
                 return self._length(first, before)  # rules D35, D37
             if rounding(fn) and first is not None and len(args.named_children) == 1:
-                inner = self.value(first, before, depth + 1)  # rule D36: `ceilf(n / 128.0)`
+                inner = self._rounded_operand(first, before, depth)  # rule D36
                 return rounded(fn, inner) if inner is not None else None
             if first is None and fn.rsplit(".", 1)[-1].strip() in ("length", "size"):
                 length = self._word_length(node, before)  # rule D37: `word.length()`
@@ -866,10 +867,23 @@ class HostScope:
         length = _literal_length(literal) if literal is not None else None
         return sympy.Integer(length) if length is not None else None
 
+    def _rounded_operand(
+        self, node: tree_sitter.Node, before: int, depth: int
+    ) -> sympy.Expr | None:
+        """Rule D36: the value a rounding call rounds; a division C does in floating point
+        (`n / 128.0`) is exact, else the operand is valued as any other."""
+        quotient = floating_quotient(node)
+        if quotient is None:
+            return self.value(node, before, depth + 1)
+        left, right = (self.value(side, before, depth + 1) for side in quotient)
+        if left is None or right is None or right == 0:
+            return None
+        return left / right
+
     def _word_length(self, call: tree_sitter.Node, before: int) -> sympy.Expr | None:
         """Rule D37: `s.length()` / `s.size()` of a local whose last definition before byte
         `before` is a command-line word (`std::string s = std::string(argv[2]);`, `std::string
-        s(argv[2]);`) is that word's length; anything else is unknown."""
+        s{argv[2]};`) is that word's length; anything else is unknown."""
         method = call.child_by_field_name("function")
         obj = method.child_by_field_name("argument") if method is not None else None
         if method is None or method.type != "field_expression" or obj is None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 
 import sympy
+import tree_sitter
+from roofcast.analyzer.parsing import node_text, operator
 
 #: rule D36: C's (and C++'s `std::`) rounding functions of one argument
 _ROUNDING = {
@@ -24,7 +26,8 @@ _ROUNDING = {
 ARGV_LENGTH = "argvlen$"
 
 _ARGV_WORD = re.compile(
-    r"(?:(?:std\s*::\s*)?string\s*)?\(\s*argv\s*\[\s*(\d+)\s*\]\s*\)"
+    r"(?:(?:std\s*::\s*)?string\s*)?(?:\(\s*argv\s*\[\s*(\d+)\s*\]\s*\)"
+    r"|\{\s*argv\s*\[\s*(\d+)\s*\]\s*\})"
     r"|argv\s*\[\s*(\d+)\s*\]"
 )
 _LENGTH_METHODS = ("length", "size")
@@ -47,17 +50,44 @@ def rounded(function: str, value: sympy.Expr) -> sympy.Expr | None:
         return None
 
 
+_FLOATING = re.compile(r"(\d+\.\d*|\.\d+|\d+[eE][+-]?\d+|\d+\.?\d*[eE][+-]?\d+)[fFlL]?|\d+[fF]")
+_FLOAT_CASTS = ("float", "double")
+
+
+def floating_quotient(
+    node: tree_sitter.Node,
+) -> tuple[tree_sitter.Node, tree_sitter.Node] | None:
+    """Rule D36: the operands of `a / b` when C divides it in floating point (an operand is a
+    floating literal, `128.0f`, or a cast to `float`/`double`), so that `ceil(1000 / 128.0)`
+    rounds 7.8125 up and not C's integer quotient 7; None for any other node."""
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    if node.type != "binary_expression" or operator(node) != "/":
+        return None
+    left = node.child_by_field_name("left")
+    right = node.child_by_field_name("right")
+    if left is None or right is None:
+        return None
+    for side in (left, right):
+        if side.type == "number_literal" and _FLOATING.fullmatch(node_text(side)):
+            return left, right
+        kind = side.child_by_field_name("type") if side.type == "cast_expression" else None
+        if kind is not None and node_text(kind).split()[-1] in _FLOAT_CASTS:
+            return left, right
+    return None
+
+
 def argv_length_symbol(k: int) -> sympy.Symbol:
     """The length in bytes of the program's k-th word (rule D37)."""
     return sympy.Symbol(f"{ARGV_LENGTH}{k}", positive=True)
 
 
 def argv_word(text: str) -> int | None:
-    """`argv[2]`, `std::string(argv[2])`, a constructor's `(argv[2])` -> 2, else None."""
+    """`argv[2]`, `std::string(argv[2])`, a list's `{argv[2]}` -> 2, else None."""
     match = _ARGV_WORD.fullmatch(text.strip())
     if match is None:
         return None
-    return int(match.group(1) or match.group(2))
+    return int(next(group for group in match.groups() if group))
 
 
 def length_method(method: str) -> bool:
