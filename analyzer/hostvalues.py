@@ -29,6 +29,7 @@ from roofcast.analyzer.hostmembers import (
     struct_fields,
     type_name,
 )
+from roofcast.analyzer.hostoptions import OPTION_GIVEN, OPTION_VALUE, option_read, option_value
 from roofcast.analyzer.hostwords import (
     argv_length_symbol,
     argv_lengths,
@@ -417,6 +418,9 @@ class HostScope:
                 length = self._word_length(node, before)  # rule D37: `word.length()`
                 if length is not None:
                     return length
+            option = self._option(node)  # rule D38: `result["dim"].as<int>()`
+            if option is not None:
+                return option
             if value_operands(node)[0] is None:
                 return self._call(node, before, depth)
         how, operands = value_operands(node)  # the counter's operator semantics (one evaluator)
@@ -672,6 +676,13 @@ class HostScope:
         last = [v for start, v in self.defs.get(obj, []) if start < before]
         if last:
             called = last[-1]
+            own = (
+                called.parent is not None
+                and declared
+                and called.parent.start_byte == declared[-1].start
+            )
+            if called.type == "argument_list" and own and arguments is not None:
+                return struct, None, arguments  # `P p(nullptr, 7);`: its declaration's (D25)
             name, args = call_parts(called) if called.type == "call_expression" else ("", [])
             if name and name.split("::")[-1] == type_name(type_text):
                 return struct, None, tuple(args)  # `P p = P(1, 2);` (rule D25)
@@ -866,6 +877,18 @@ class HostScope:
             return argv_length_symbol(word)  # rule D37: `strlen(argv[2])`
         length = _literal_length(literal) if literal is not None else None
         return sympy.Integer(length) if length is not None else None
+
+    def _option(self, call: tree_sitter.Node) -> sympy.Expr | None:
+        """Rule D38: a cxxopts option's value (the command line's, else its declared default),
+        the option and its declaration found in the function's file, else the folder's."""
+        root = self.func
+        while root.parent is not None:
+            root = root.parent
+        roots = [(root, self.grammar)]
+        if self.library is not None:
+            roots += [(i.tree.root_node, i.grammar) for i in self.library.indices]
+        name = option_read(call, roots)
+        return option_value(name, roots) if name is not None else None
 
     def _rounded_operand(
         self, node: tree_sitter.Node, before: int, depth: int
@@ -1261,8 +1284,6 @@ def _else_branch(value: tree_sitter.Node, func: tree_sitter.Node) -> tree_sitter
 
 #: rule D19: the value a command-line option gives (`-paths 4096`: 4096), and whether the
 #: command line has it (1) or not (0); `$` keeps these apart from any C name
-OPTION_VALUE = "option$"
-OPTION_GIVEN = "given$"
 _OPTION_READ = re.compile(r"(?:\w+\s*\(\s*)+(?:optarg|argv\s*\[[^\]]*[A-Za-z_][^\]]*\])")
 _FLAG = re.compile(r'"(-{1,2}[A-Za-z][\w-]*)"')
 _CASE = re.compile(r"case\s*'([A-Za-z0-9])'\s*:")
