@@ -53,11 +53,10 @@ def _macros(root: tree_sitter.Node, grammar: str) -> dict[str, tuple[list[str], 
     def collect() -> dict[str, tuple[list[str], str]]:
         found = captures(_macros_query(grammar), root)
         macros: dict[str, tuple[list[str], str]] = {}
-        names, params, bodies = (found.get(k, []) for k in ("name", "params", "body"))
-        triples = zip(names, params, bodies, strict=True)
-        for name, params, body in triples:
-            names = [node_text(p) for p in params.named_children if p.type == "identifier"]
-            macros[node_text(name)] = (names, node_text(body).strip())
+        listed = (found.get(k, []) for k in ("name", "params", "body"))
+        for name, params, body in zip(*listed, strict=True):
+            kept = [node_text(p) for p in params.named_children if p.type == "identifier"]
+            macros[node_text(name)] = (kept, node_text(body).strip())
         return macros
 
     return _MACROS.get(root, collect, grammar)

@@ -411,8 +411,8 @@ class HostScope:
                 return argv_symbol(int(match.group(1))) if match else None
             if fn.split("::")[-1] == "strlen" and first is not None:
                 return self._length(first, before)  # rules D35, D37
-            if rounding(fn) and first is not None and len(args.named_children) == 1:
-                inner = self._rounded_operand(first, before, depth)  # rule D36
+            if rounding(fn) and args is not None and len(args.named_children) == 1:
+                inner = self._rounded_operand(args.named_children[0], before, depth)  # D36
                 return rounded(fn, inner) if inner is not None else None
             if first is None and fn.rsplit(".", 1)[-1].strip() in ("length", "size"):
                 length = self._word_length(node, before)  # rule D37: `word.length()`
