@@ -6,7 +6,7 @@ profiled is the truth, so the argument takes the launched extent."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import sympy
 from roofcast.features.numeric import NotNumeric, evaluate
@@ -16,11 +16,15 @@ AXES = ("gridDim_x", "gridDim_y", "gridDim_z", "blockDim_x", "blockDim_y", "bloc
 
 
 def agree_with_launch(
-    host: Mapping[str, sympy.Expr], values: dict[str, float], known: Mapping[str, float]
+    host: Mapping[str, sympy.Expr],
+    values: dict[str, float],
+    known: Mapping[str, float],
+    given: Collection[str] = (),
 ) -> list[str]:
     """Set each bound argument of `values` whose host expression is exactly a launch axis's
     (not a number: a literal axis says nothing of the argument) to that axis's launched
-    extent in `values`, where host code valued it otherwise; a note for each."""
+    extent in `values`, where host code valued it otherwise; a note for each. Names in
+    `given` (bound before host code: `--define`, a manifest's values) are left alone."""
     notes: list[str] = []
     for axis in AXES:
         expr = host.get(axis)
@@ -34,7 +38,9 @@ def agree_with_launch(
         if shown is not None and shown == extent:
             continue
         for name, argument in host.items():
-            if name in AXES or argument != expr or values.get(name) in (None, extent):
+            if name in AXES or name in given or argument != expr:
+                continue
+            if values.get(name) in (None, extent):
                 continue
             notes.append(
                 f"[D39] {name} = {extent:g}: passed as the launch's {axis}, launched with"

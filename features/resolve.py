@@ -264,6 +264,7 @@ def resolve_counts(
             values.setdefault(k, v)
         values.update({k: v for k, v in context.extra.items() if k not in values})
     host_values = {**exe_arg_values(context.exe_args if context is not None else ""), **values}
+    given = frozenset(values)  # bound before host code: D39 leaves them as they are
     clamped: dict[str, float] = {}
     known = {**host_values, **values}
     host, site_notes = profiled_site(fv, context, known)  # rule D33
@@ -276,7 +277,7 @@ def resolve_counts(
     if host_notes:
         host_values.update({k: v for k, v in known.items() if k not in values})
         _bind_host_values(host, values, known, clamped)
-    host_notes += agree_with_launch(host, values, known)  # rule D39
+    host_notes += agree_with_launch(host, values, known, given)  # rule D39
     launch_notes = (
         site_notes
         + host_notes

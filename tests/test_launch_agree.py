@@ -34,11 +34,13 @@ int main(int argc, char** argv) {
 """
 
 
-def _kernels(folder: Path, grid: tuple[int, int, int] | None) -> dict[str, KernelResult]:
+def _kernels(
+    folder: Path, grid: tuple[int, int, int] | None, defines: dict[str, str] | None = None
+) -> dict[str, KernelResult]:
     (folder / "main.cu").write_text(LOOP_KERNEL + textwrap.dedent(MAIN))
     block = (1, 1, 1) if grid else None
     context = LaunchContext(block=block, grid=grid, exe_args="4")
-    report = analyze_paths([folder], load_gpu("a100"), {}, RooflinePredictor(), context)
+    report = analyze_paths([folder], load_gpu("a100"), defines or {}, RooflinePredictor(), context)
     return {k.ir.name: k for k in report.kernels}
 
 
@@ -47,7 +49,7 @@ def test_an_argument_that_is_the_grid_takes_the_profiled_grid(tmp_path):
     """Host code reads `blocks` as the command line's 4 (`tune` is not followed); launched
     with 8 blocks, `k`'s `n` (the grid's own `blocks`) is 8: 8 SP adds per thread, and a
     note says so. `g`'s `blocks * 2` is another expression and keeps host code's 8. With a
-    launch of 4 blocks, or no profiled launch, host code's 4 stands."""
+    launch of 4 blocks, or no profiled launch, host code's 4 stands; a `--define n=5` wins."""
     launched = _kernels(tmp_path, (8, 1, 1))
     k = launched["k"].resolved
     assert (k.flops["sp"], k.threads) == (8, 8)
@@ -57,3 +59,5 @@ def test_an_argument_that_is_the_grid_takes_the_profiled_grid(tmp_path):
     assert (agreeing.flops["sp"], agreeing.threads) == (4, 4)
     unprofiled = _kernels(tmp_path, None)["k"].resolved
     assert unprofiled.flops["sp"] == 4
+    defined = _kernels(tmp_path, (8, 1, 1), {"n": "5"})["k"].resolved
+    assert defined.flops["sp"] == 5
