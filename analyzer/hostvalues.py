@@ -29,6 +29,15 @@ from roofcast.analyzer.hostmembers import (
     struct_fields,
     type_name,
 )
+from roofcast.analyzer.hostoptions import OPTION_GIVEN, OPTION_VALUE, option_read, option_value
+from roofcast.analyzer.hostwords import (
+    argv_length_symbol,
+    argv_lengths,
+    argv_word,
+    floating_quotient,
+    rounded,
+    rounding,
+)
 from roofcast.analyzer.index import function_name, parameters, template_params
 from roofcast.analyzer.parsing import (
     captures,
@@ -401,7 +410,17 @@ class HostScope:
                 match = re.fullmatch(r"argv\s*\[\s*(\d+)\s*\]", node_text(first))
                 return argv_symbol(int(match.group(1))) if match else None
             if fn.split("::")[-1] == "strlen" and first is not None:
-                return self._length(first, before)  # rule D35
+                return self._length(first, before)  # rules D35, D37
+            if rounding(fn) and args is not None and len(args.named_children) == 1:
+                inner = self._rounded_operand(args.named_children[0], before, depth)  # D36
+                return rounded(fn, inner) if inner is not None else None
+            if first is None and fn.rsplit(".", 1)[-1].strip() in ("length", "size"):
+                length = self._word_length(node, before)  # rule D37: `word.length()`
+                if length is not None:
+                    return length
+            option = self._option(node)  # rule D38: `result["dim"].as<int>()`
+            if option is not None:
+                return option
             if value_operands(node)[0] is None:
                 return self._call(node, before, depth)
         how, operands = value_operands(node)  # the counter's operator semantics (one evaluator)
@@ -657,6 +676,13 @@ class HostScope:
         last = [v for start, v in self.defs.get(obj, []) if start < before]
         if last:
             called = last[-1]
+            own = (
+                called.parent is not None
+                and declared
+                and called.parent.start_byte == declared[-1].start
+            )
+            if called.type == "argument_list" and own and arguments is not None:
+                return struct, None, arguments  # `P p(nullptr, 7);`: its declaration's (D25)
             name, args = call_parts(called) if called.type == "call_expression" else ("", [])
             if name and name.split("::")[-1] == type_name(type_text):
                 return struct, None, tuple(args)  # `P p = P(1, 2);` (rule D25)
@@ -846,8 +872,53 @@ class HostScope:
             earlier = [v for start, v in self.defs.get(name, []) if start < before]
             overwritten = earlier and self._overwritten(name, earlier, before)
             literal = earlier[-1] if earlier and not overwritten else None
+        word = argv_word(node_text(literal)) if literal is not None else None
+        if word is not None:
+            return argv_length_symbol(word)  # rule D37: `strlen(argv[2])`
         length = _literal_length(literal) if literal is not None else None
         return sympy.Integer(length) if length is not None else None
+
+    def _option(self, call: tree_sitter.Node) -> sympy.Expr | None:
+        """Rule D38: a cxxopts option's value (the command line's, else its declared default),
+        the option and its declaration found in the function's file, else the folder's."""
+        root = self.func
+        while root.parent is not None:
+            root = root.parent
+        roots = [(root, self.grammar)]
+        if self.library is not None:
+            roots += [(i.tree.root_node, i.grammar) for i in self.library.indices]
+        name = option_read(call, roots)
+        return option_value(name, roots) if name is not None else None
+
+    def _rounded_operand(
+        self, node: tree_sitter.Node, before: int, depth: int
+    ) -> sympy.Expr | None:
+        """Rule D36: the value a rounding call rounds; a division C does in floating point
+        (`n / 128.0`) is exact, else the operand is valued as any other."""
+        quotient = floating_quotient(node)
+        if quotient is None:
+            return self.value(node, before, depth + 1)
+        left, right = (self.value(side, before, depth + 1) for side in quotient)
+        if left is None or right is None or right == 0:
+            return None
+        return left / right
+
+    def _word_length(self, call: tree_sitter.Node, before: int) -> sympy.Expr | None:
+        """Rule D37: `s.length()` / `s.size()` of a local whose last definition before byte
+        `before` is a command-line word (`std::string s = std::string(argv[2]);`, `std::string
+        s{argv[2]};`) is that word's length; anything else is unknown."""
+        method = call.child_by_field_name("function")
+        obj = method.child_by_field_name("argument") if method is not None else None
+        if method is None or method.type != "field_expression" or obj is None:
+            return None
+        if obj.type != "identifier" or operator(method) != ".":
+            return None
+        name = node_text(obj)
+        earlier = [v for start, v in self.defs.get(name, []) if start < before]
+        if not earlier or self._overwritten(name, earlier, before):
+            return None
+        word = argv_word(node_text(earlier[-1]))
+        return argv_length_symbol(word) if word is not None else None
 
     def _call(self, call: tree_sitter.Node, before: int, depth: int) -> sympy.Expr | None:
         """Rule D10: a call to a file-level function whose body is one `return e;` (`iDivUp(n,
@@ -1237,8 +1308,6 @@ def _else_branch(value: tree_sitter.Node, func: tree_sitter.Node) -> tree_sitter
 
 #: rule D19: the value a command-line option gives (`-paths 4096`: 4096), and whether the
 #: command line has it (1) or not (0); `$` keeps these apart from any C name
-OPTION_VALUE = "option$"
-OPTION_GIVEN = "given$"
 _OPTION_READ = re.compile(r"(?:\w+\s*\(\s*)+(?:optarg|argv\s*\[[^\]]*[A-Za-z_][^\]]*\])")
 _FLAG = re.compile(r'"(-{1,2}[A-Za-z][\w-]*)"')
 _CASE = re.compile(r"case\s*'([A-Za-z0-9])'\s*:")
@@ -1434,7 +1503,7 @@ def exe_arg_values(exe_args: str) -> dict[str, float]:
     an option word and the number after it, `-paths 4096`, give `given$-paths` 1 and
     `option$-paths` 4096 (rule D19)."""
     words = exe_args.split()
-    values: dict[str, float] = {"argc": float(len(words) + 1)}
+    values: dict[str, float] = {"argc": float(len(words) + 1), **argv_lengths(words)}
     for k, token in enumerate(words, start=1):
         try:
             values[f"argv_{k}"] = float(token)

@@ -14,6 +14,7 @@ import sympy
 from roofcast.analyzer.cexpr import CExprError
 from roofcast.analyzer.cvalue import MAX_COUNT, is_type_name, parse_value
 from roofcast.analyzer.hostvalues import OPTION_GIVEN, UNKNOWN_PREFIX, exe_arg_values
+from roofcast.features.launchagree import agree_with_launch
 from roofcast.features.mathfuncs import special_costs
 from roofcast.features.numeric import NotNumeric, evaluate
 from roofcast.features.symbolic import free_symbols, symbol
@@ -263,6 +264,7 @@ def resolve_counts(
             values.setdefault(k, v)
         values.update({k: v for k, v in context.extra.items() if k not in values})
     host_values = {**exe_arg_values(context.exe_args if context is not None else ""), **values}
+    given = frozenset(values)  # bound before host code: D39 leaves them as they are
     clamped: dict[str, float] = {}
     known = {**host_values, **values}
     host, site_notes = profiled_site(fv, context, known)  # rule D33
@@ -275,6 +277,7 @@ def resolve_counts(
     if host_notes:
         host_values.update({k: v for k, v in known.items() if k not in values})
         _bind_host_values(host, values, known, clamped)
+    host_notes += agree_with_launch(host, values, known, given)  # rule D39
     launch_notes = (
         site_notes
         + host_notes

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import tree_sitter
 from roofcast.analyzer.hostvalues import HostScope, argv_symbol
+from roofcast.analyzer.hostwords import argv_length_symbol
 from roofcast.analyzer.parsing import captures, language, node_text, parse
 from roofcast.gpu_specs import load_gpu
 
@@ -902,8 +903,8 @@ def test_an_if_else_pair_of_definitions_is_piecewise():
 def test_the_length_of_a_string_literal_a_local_holds_is_a_host_value():
     """`strlen(key)` of `const char *key = "000102030405"` is 12, of `char n[] = "ab" "c\\n"`
     4 (adjacent literals join, an escape is one character, so `/ 2` is 2), of a literal
-    itself its length. A local assigned a command-line word since, or the word itself,
-    stays unknown."""
+    itself its length. A local assigned a command-line word since, or the word itself, is
+    that word's length (D37), not the literal's."""
     found = _host_arguments(
         r"""
         int main(int argc, char** argv) {
@@ -917,4 +918,4 @@ def test_the_length_of_a_string_literal_a_local_holds_is_a_host_value():
         }
         """
     )
-    assert found == [12, 2, None, 5, None]
+    assert found == [12, 2, argv_length_symbol(1), 5, argv_length_symbol(1)]
