@@ -303,6 +303,8 @@ def line_class_counts(
             runs_at.append((at, runs * share))
         if group.where:  # S16: the share of the threads that run the instruction's line
             few = shares.get((_real(group.where[0][0]), group.where[0][1]), 1)
+            if group.beside and few == 1:  # S46: inlined library code, its caller's threads
+                few = _beside_share(group, loops, shares)
             runs_at = [(at, runs * few) for at, runs in runs_at]
         if group.guards:  # S30: behind guards on loaded data, a share of the threads
             runs_at = [(at, runs * DATA_SHARE**group.guards) for at, runs in runs_at]
@@ -319,6 +321,21 @@ def line_class_counts(
             for cls, n in group.counts.items():
                 line[cls] = line.get(cls, sympy.Integer(0)) + n * runs
     return out
+
+
+def _beside_share(
+    group: LineCounts, loops: Mapping[Where, tuple], shares: Mapping[Where, sympy.Expr]
+) -> sympy.Expr:
+    """S46: the share of the threads that run inlined library code (a line the counter
+    never noted): that of the kernel lines just before and after it, when both were noted
+    with the same; 1 (every thread) when they differ or either was not noted."""
+    line = (_real(group.where[0][0]), group.where[0][1])
+    if line in loops or line in shares:
+        return sympy.Integer(1)
+    found = [shares.get((_real(f), n)) for f, n in group.beside]
+    if len(found) != 2 or found[0] is None or found[0] != found[1]:
+        return sympy.Integer(1)
+    return found[0]
 
 
 def _counted_unroll(loop: Loop | None, trip: int) -> int:
