@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 
 import sympy
 from roofcast.analyzer.compile import Compiler, template_args
@@ -14,6 +15,7 @@ from roofcast.analyzer.hostvalues import has_unknown
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.sass import CLASSES, KernelSass, LineCounts, Loop
 from roofcast.analyzer.session import SessionMemo
+from roofcast.features import outerunroll
 from roofcast.features.entry import host_expression
 from roofcast.features.spintrips import spin_factor
 from roofcast.features.vector import CallSite, FeatureVector
@@ -181,10 +183,38 @@ def _borrow(group: LineCounts, frames: tuple, borrowed: Mapping[tuple[int, ...],
     return frames
 
 
+#: S47: an instruction group's (kept trips, inner trips) when its kept loops are not the
+#: outermost of its line's, else None
+Picker = Callable[[LineCounts, tuple], "tuple[tuple, tuple] | None"]
+
+
+def _picker(sass: KernelSass, loops: Mapping[Where, tuple]) -> Picker:
+    """S47: `outerunroll.picked_frames` for a group of the kernel's own lines (one
+    location, no S14 site), with the back-edge lines of its kept loops."""
+    lines = {
+        lp.start: (_real(lp.line[0]), lp.line[1])
+        for lp in sass.loops
+        if lp.line and not lp.remainder
+    }
+    copies_on = Counter(lines.values())
+
+    def pick(group: LineCounts, frames: tuple) -> tuple[tuple, tuple] | None:
+        if len(group.where) != 1:
+            return None
+        line = (_real(group.where[0][0]), group.where[0][1])
+        if tuple(loops.get(line, ())) != tuple(frames):
+            return None  # an S14 site's trips, or borrowed ones
+        kept_lines = [lines.get(start) for start in group.loops]
+        return outerunroll.picked_frames(frames, kept_lines, loops, copies_on)
+
+    return pick
+
+
 def _own_copies(
     sass: KernelSass,
     placed: Sequence[Sequence[Placement]],
     borrowed: Mapping[tuple[int, ...], tuple],
+    pick: Picker | None = None,
 ) -> dict[tuple[int, ...], int]:
     """S8: per kept loop (its nest), how many times its body repeats: the gcd of the FP and
     global-memory class counts of the lines directly in it, each line's counts first
@@ -206,7 +236,8 @@ def _own_copies(
         for _, frames, _ in places:
             if len(frames) < group.depth:
                 frames = borrowed.get(group.loops, frames)
-            inner = sympy.Mul(*frames[group.depth :])
+            picked = pick(group, frames) if pick is not None else None
+            inner = sympy.Mul(*(picked[1] if picked else frames[group.depth :]))
             if (
                 isinstance(inner, sympy.Integer)
                 and inner > 0
@@ -278,7 +309,8 @@ def line_class_counts(
     }
     borrowed = _loop_frames(sass, placed)
     by_start = {loop.start: loop for loop in sass.loops}
-    repeated = _own_copies(sass, placed, borrowed)
+    pick = _picker(sass, loops)  # S47
+    repeated = _own_copies(sass, placed, borrowed, pick)
     own: list[list[tuple[Where, sympy.Expr]]] = []
     for group, places in zip(sass.groups, placed, strict=True):
         if slow.intersection(group.regions):
@@ -289,6 +321,9 @@ def line_class_counts(
             if len(frames) < group.depth:
                 frames = _borrow(group, frames, borrowed)  # S5: seen outside the loop
             kept = frames[: min(group.depth, len(frames))]
+            picked = pick(group, frames)
+            if picked is not None:  # S47: an outer loop unrolled fully, the inner kept
+                kept = picked[0]
             unroll = group.unroll
             # S8: a constant trip count the copies divide (not in a nest with a remainder loop)
             if group.unroll == 1:
@@ -305,7 +340,7 @@ def line_class_counts(
             few = shares.get((_real(group.where[0][0]), group.where[0][1]), 1)
             if group.beside and few == 1:  # S46: inlined library code, its caller's threads
                 few = _beside_share(group, loops, shares)
-            runs_at = [(at, runs * few) for at, runs in runs_at]
+            runs_at = [(at, runs * _site_share(few, at, group, shares)) for at, runs in runs_at]
         if group.guards:  # S30: behind guards on loaded data, a share of the threads
             runs_at = [(at, runs * DATA_SHARE**group.guards) for at, runs in runs_at]
         if group.loops:  # S32: a compare-and-swap retried on one shared address
@@ -321,6 +356,20 @@ def line_class_counts(
             for cls, n in group.counts.items():
                 line[cls] = line.get(cls, sympy.Integer(0)) + n * runs
     return out
+
+
+def _site_share(
+    few: sympy.Expr, at: Where, group: LineCounts, shares: Mapping[Where, sympy.Expr]
+) -> sympy.Expr:
+    """S46: the share of an inlined callee's line counted at a call site (S14): its own
+    when it has one, else the share of the site's kernel line. A callee inlined under two
+    arms has no share of its own (S16 notes both and keeps none), yet each of its copies
+    runs for the threads of its own site's arm."""
+    line = (_real(group.where[0][0]), group.where[0][1])
+    site = (_real(at[0]), at[1])
+    if few != 1 or site == line:
+        return few
+    return shares.get(site, sympy.Integer(1))
 
 
 def _beside_share(
