@@ -11,25 +11,23 @@ on the kernel's own file before and after it name the lines whose threads run it
 
 from __future__ import annotations
 
-from collections import Counter
-
 from roofcast.analyzer.sass import SassFunction
 
 Where = tuple[str, int]
 
 
 def beside_lines(function: SassFunction) -> dict[int, tuple[Where, Where]]:
-    """S46: for each instruction on a file other than the kernel's own (the file most of
-    its instructions are on), by address, the locations of the nearest instructions on the
-    kernel's file before and after it; none where either side has none, and none at all
-    when the SASS has inline chains (nvcc's: the chain's last location is the call site)."""
+    """S46: for each instruction on a file other than the kernel's own (the file of its
+    first located instruction: the kernel's entry, at its definition's line), by address,
+    the locations of the nearest instructions on the kernel's file before and after it;
+    none where either side has none, and none at all when the SASS has inline chains
+    (nvcc's: the chain's last location is the call site)."""
     insts = function.instructions
     if any(len(inst.where) > 1 for inst in insts):
         return {}
-    files = Counter(inst.where[0][0] for inst in insts if inst.where)
-    if not files:
+    own = next((inst.where[0][0] for inst in insts if inst.where), None)
+    if own is None:
         return {}
-    own = files.most_common(1)[0][0]
     before: list[Where | None] = []
     last: Where | None = None
     for inst in insts:
