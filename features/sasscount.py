@@ -338,7 +338,7 @@ def line_class_counts(
             runs_at.append((at, runs * share))
         if group.where:  # S16: the share of the threads that run the instruction's line
             few = shares.get((_real(group.where[0][0]), group.where[0][1]), 1)
-            if group.beside and few == 1:  # S46: inlined library code, its caller's threads
+            if group.beside and few == 1 and group.callee < 0:  # S46: as its caller's lines
                 few = _beside_share(group, loops, shares)
             runs_at = [(at, runs * _site_share(few, at, group, shares)) for at, runs in runs_at]
         if group.guards:  # S30: behind guards on loaded data, a share of the threads
@@ -377,7 +377,8 @@ def _beside_share(
 ) -> sympy.Expr:
     """S46: the share of the threads that run inlined library code (a line the counter
     never noted): that of the kernel lines just before and after it, when both were noted
-    with the same; 1 (every thread) when they differ or either was not noted."""
+    with the same; 1 (every thread) when they differ or either was not noted. Not in a
+    called function (S15): its runs are its `CALL`s', which carry the caller's share."""
     line = (_real(group.where[0][0]), group.where[0][1])
     if line in loops or line in shares:
         return sympy.Integer(1)
