@@ -17,17 +17,19 @@ Where = tuple[str, int]
 
 
 def beside_lines(function: SassFunction) -> dict[int, tuple[Where, Where]]:
-    """S46: for each instruction on a file other than the kernel's own (the file of its
-    first located instruction: the kernel's entry, at its definition's line), by address,
+    """S46: for each instruction on a file other than the kernel's own (that of its
+    `EXIT`s, at the kernel's `return`s and closing brace: an inlined function returns by
+    a branch, and its code may outnumber the kernel's own or come first), by address,
     the locations of the nearest instructions on the kernel's file before and after it;
     none where either side has none, and none at all when the SASS has inline chains
     (nvcc's: the chain's last location is the call site)."""
     insts = function.instructions
     if any(len(inst.where) > 1 for inst in insts):
         return {}
-    own = next((inst.where[0][0] for inst in insts if inst.where), None)
-    if own is None:
+    exits = [inst.where[0][0] for inst in insts if inst.base == "EXIT" and inst.where]
+    if not exits:
         return {}
+    own = max(set(exits), key=exits.count)
     before: list[Where | None] = []
     last: Where | None = None
     for inst in insts:

@@ -86,13 +86,14 @@ def test_a_position_over_a_constant_below_a_bound_keeps_that_many_threads() -> N
     assert arm_share([("<", TX * TX / 4, N)]) == 1
 
 
-# Hand-written nvdisasm excerpt (clang's shape): a kernel line, an inlined header's code,
-# the kernel line again; then header code at the end with no kernel line after it.
+# Hand-written nvdisasm excerpt (clang's shape): a builtin header's thread index first, a
+# kernel line, an inlined header's code, the kernel line again, more header code, the
+# kernel's `EXIT` at its closing line.
 LISTING = """\
         .section        .text._Z1kPf,"ax",@progbits
 _Z1kPf:
-        //## File "/s/k.cu", line 1
-        /*0000*/                   MOV R1, c[0x0][0x28] ;
+        //## File "/usr/include/vars.h", line 53
+        /*0000*/                   S2R R0, SR_TID.X ;
         //## File "/s/k.cu", line 4
         /*0010*/                   LDG.E R4, [R2.64] ;
         //## File "/usr/include/math.h", line 90
@@ -102,7 +103,9 @@ _Z1kPf:
         /*0040*/                   STG.E [R2.64], R5 ;
         //## File "/usr/include/math.h", line 91
         /*0050*/                   FADD R6, R5, 1 ;
-        /*0060*/                   EXIT ;
+        /*0060*/                   FADD R6, R6, 1 ;
+        //## File "/s/k.cu", line 7
+        /*0070*/                   EXIT ;
 """
 
 
@@ -111,7 +114,9 @@ def test_inlined_library_code_lies_between_its_callers_lines() -> None:
     function = parse_disassembly(LISTING)["_Z1kPf"]
     beside = beside_lines(function)
     assert beside[0x20] == beside[0x30] == (("/s/k.cu", 4), ("/s/k.cu", 5))
-    assert 0x50 not in beside and 0x40 not in beside  # no kernel line after; own line
+    assert beside[0x50] == beside[0x60] == (("/s/k.cu", 5), ("/s/k.cu", 7))
+    # no kernel line before it; the kernel's own lines need none
+    assert 0x00 not in beside and 0x10 not in beside and 0x40 not in beside
     # inline chains (nvcc's) name the call site themselves
     chained = LISTING.replace("line 90\n", 'line 90 inlined at "/s/k.cu", line 4\n')
     assert beside_lines(parse_disassembly(chained)["_Z1kPf"]) == {}
