@@ -340,7 +340,7 @@ def line_class_counts(
             few = shares.get((_real(group.where[0][0]), group.where[0][1]), 1)
             if group.beside and few == 1 and group.callee < 0:  # S46: as its caller's lines
                 few = _beside_share(group, loops, shares)
-            runs_at = [(at, runs * _site_share(few, at, group, shares)) for at, runs in runs_at]
+            runs_at = [(at, runs * few) for at, runs in runs_at]
         if group.guards:  # S30: behind guards on loaded data, a share of the threads
             runs_at = [(at, runs * DATA_SHARE**group.guards) for at, runs in runs_at]
         if group.loops:  # S32: a compare-and-swap retried on one shared address
@@ -356,20 +356,6 @@ def line_class_counts(
             for cls, n in group.counts.items():
                 line[cls] = line.get(cls, sympy.Integer(0)) + n * runs
     return out
-
-
-def _site_share(
-    few: sympy.Expr, at: Where, group: LineCounts, shares: Mapping[Where, sympy.Expr]
-) -> sympy.Expr:
-    """S46: the share of an inlined callee's line counted at a call site (S14): its own
-    when it has one, else the share of the site's kernel line. A callee inlined under two
-    arms has no share of its own (S16 notes both and keeps none), yet each of its copies
-    runs for the threads of its own site's arm."""
-    line = (_real(group.where[0][0]), group.where[0][1])
-    site = (_real(at[0]), at[1])
-    if few != 1 or site == line:
-        return few
-    return shares.get(site, sympy.Integer(1))
 
 
 def _beside_share(
