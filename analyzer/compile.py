@@ -249,10 +249,10 @@ class Plan:
 @cache
 def _reader_digest() -> str:
     """A hash of the SASS reader's source: the cache holds its output, not the SASS."""
-    from roofcast.analyzer import sass, sassdiverge, sassladder, sasslink, sassspin
+    from roofcast.analyzer import sass, sassbeside, sassdiverge, sassladder, sasslink, sassspin
 
     digest = hashlib.sha256()
-    for module in (sass, sassspin, sasslink, sassdiverge, sassladder):
+    for module in (sass, sassspin, sasslink, sassdiverge, sassladder, sassbeside):
         if module.__file__:
             digest.update(Path(module.__file__).read_bytes())
     return digest.hexdigest()
@@ -362,6 +362,7 @@ def _to_json(unit: UnitSass) -> dict:
                         g.callee,
                         [[start, n] for start, n in g.calls.items()],
                         g.guards,
+                        [list(w) for w in g.beside],
                     ]
                     for g in k.groups
                 ],
@@ -405,10 +406,21 @@ def _from_json(data: dict) -> UnitSass | None:
                 int(callee),
                 Counter({int(start): int(n) for start, n in calls}),
                 int(guards),
+                tuple((str(f), int(n)) for f, n in beside),
             )
-            for where, depth, unroll, counts, copies, regions, loops, callee, calls, guards in k[
-                "groups"
-            ]
+            for (
+                where,
+                depth,
+                unroll,
+                counts,
+                copies,
+                regions,
+                loops,
+                callee,
+                calls,
+                guards,
+                beside,
+            ) in k["groups"]
         ]
         found = {
             int(r): [tuple((str(f), int(n)) for f, n in w) for w in wheres]

@@ -184,6 +184,8 @@ class LineCounts:
     calls: Counter[int] = field(default_factory=Counter)
     #: S30: how many guards on loaded data the instructions lie under
     guards: int = 0
+    #: S46: inlined library code's nearest kernel-file locations before and after it
+    beside: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass
@@ -803,6 +805,9 @@ def classify_kernel(
     regions = branched_over(function, loops)
     called = called_functions(function)
     guarded = data_guards(function, loops)
+    from roofcast.analyzer.sassbeside import beside_lines  # imports this module
+
+    besides = beside_lines(function)  # S46
     groups: dict[tuple, LineCounts] = {}
     dropped = 0
     for inst in function.instructions:
@@ -819,7 +824,8 @@ def classify_kernel(
         starts = tuple(loop.start for loop in ordered)
         callee = next((s for s, e in called.items() if s <= inst.address < e), -1)
         guards = guarded.get(inst.address, 0)
-        key = (inst.where, len(around), unroll, copies, inside, starts, callee, guards)
+        beside = besides.get(inst.address, ())
+        key = (inst.where, len(around), unroll, copies, inside, starts, callee, guards, beside)
         group = groups.get(key)
         if group is None:
             group = LineCounts(
@@ -831,6 +837,7 @@ def classify_kernel(
                 loops=starts,
                 callee=callee,
                 guards=guards,
+                beside=beside,
             )
             groups[key] = group
         if inst.base == "CALL" and inst.target in function.labels:

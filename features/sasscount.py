@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 
 import sympy
 from roofcast.analyzer.compile import Compiler, template_args
@@ -14,6 +15,7 @@ from roofcast.analyzer.hostvalues import has_unknown
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.sass import CLASSES, KernelSass, LineCounts, Loop
 from roofcast.analyzer.session import SessionMemo
+from roofcast.features import outerunroll
 from roofcast.features.entry import host_expression
 from roofcast.features.spintrips import spin_factor
 from roofcast.features.vector import CallSite, FeatureVector
@@ -181,10 +183,38 @@ def _borrow(group: LineCounts, frames: tuple, borrowed: Mapping[tuple[int, ...],
     return frames
 
 
+#: S47: an instruction group's (kept trips, inner trips) when its kept loops are not the
+#: outermost of its line's, else None
+Picker = Callable[[LineCounts, tuple], "tuple[tuple, tuple] | None"]
+
+
+def _picker(sass: KernelSass, loops: Mapping[Where, tuple]) -> Picker:
+    """S47: `outerunroll.picked_frames` for a group of the kernel's own lines (one
+    location, no S14 site), with the back-edge lines of its kept loops."""
+    lines = {
+        lp.start: (_real(lp.line[0]), lp.line[1])
+        for lp in sass.loops
+        if lp.line and not lp.remainder
+    }
+    copies_on = Counter(lines.values())
+
+    def pick(group: LineCounts, frames: tuple) -> tuple[tuple, tuple] | None:
+        if len(group.where) != 1:
+            return None
+        line = (_real(group.where[0][0]), group.where[0][1])
+        if tuple(loops.get(line, ())) != tuple(frames):
+            return None  # an S14 site's trips, or borrowed ones
+        kept_lines = [lines.get(start) for start in group.loops]
+        return outerunroll.picked_frames(frames, kept_lines, loops, copies_on)
+
+    return pick
+
+
 def _own_copies(
     sass: KernelSass,
     placed: Sequence[Sequence[Placement]],
     borrowed: Mapping[tuple[int, ...], tuple],
+    pick: Picker | None = None,
 ) -> dict[tuple[int, ...], int]:
     """S8: per kept loop (its nest), how many times its body repeats: the gcd of the FP and
     global-memory class counts of the lines directly in it, each line's counts first
@@ -206,7 +236,8 @@ def _own_copies(
         for _, frames, _ in places:
             if len(frames) < group.depth:
                 frames = borrowed.get(group.loops, frames)
-            inner = sympy.Mul(*frames[group.depth :])
+            picked = pick(group, frames) if pick is not None else None
+            inner = sympy.Mul(*(picked[1] if picked else frames[group.depth :]))
             if (
                 isinstance(inner, sympy.Integer)
                 and inner > 0
@@ -278,7 +309,8 @@ def line_class_counts(
     }
     borrowed = _loop_frames(sass, placed)
     by_start = {loop.start: loop for loop in sass.loops}
-    repeated = _own_copies(sass, placed, borrowed)
+    pick = _picker(sass, loops)  # S47
+    repeated = _own_copies(sass, placed, borrowed, pick)
     own: list[list[tuple[Where, sympy.Expr]]] = []
     for group, places in zip(sass.groups, placed, strict=True):
         if slow.intersection(group.regions):
@@ -289,6 +321,9 @@ def line_class_counts(
             if len(frames) < group.depth:
                 frames = _borrow(group, frames, borrowed)  # S5: seen outside the loop
             kept = frames[: min(group.depth, len(frames))]
+            picked = pick(group, frames)
+            if picked is not None:  # S47: an outer loop unrolled fully, the inner kept
+                kept = picked[0]
             unroll = group.unroll
             # S8: a constant trip count the copies divide (not in a nest with a remainder loop)
             if group.unroll == 1:
@@ -303,6 +338,8 @@ def line_class_counts(
             runs_at.append((at, runs * share))
         if group.where:  # S16: the share of the threads that run the instruction's line
             few = shares.get((_real(group.where[0][0]), group.where[0][1]), 1)
+            if group.beside and few == 1 and group.callee < 0:  # S46: as its caller's lines
+                few = _beside_share(group, loops, shares)
             runs_at = [(at, runs * few) for at, runs in runs_at]
         if group.guards:  # S30: behind guards on loaded data, a share of the threads
             runs_at = [(at, runs * DATA_SHARE**group.guards) for at, runs in runs_at]
@@ -319,6 +356,22 @@ def line_class_counts(
             for cls, n in group.counts.items():
                 line[cls] = line.get(cls, sympy.Integer(0)) + n * runs
     return out
+
+
+def _beside_share(
+    group: LineCounts, loops: Mapping[Where, tuple], shares: Mapping[Where, sympy.Expr]
+) -> sympy.Expr:
+    """S46: the share of the threads that run inlined library code (a line the counter
+    never noted): that of the kernel lines just before and after it, when both were noted
+    with the same; 1 (every thread) when they differ or either was not noted. Not in a
+    called function (S15): its runs are its `CALL`s', which carry the caller's share."""
+    line = (_real(group.where[0][0]), group.where[0][1])
+    if line in loops or line in shares:
+        return sympy.Integer(1)
+    found = [shares.get((_real(f), n)) for f, n in group.beside]
+    if len(found) != 2 or found[0] is None or found[0] != found[1]:
+        return sympy.Integer(1)
+    return found[0]
 
 
 def _counted_unroll(loop: Loop | None, trip: int) -> int:

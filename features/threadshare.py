@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 import sympy
 import tree_sitter
 from roofcast.analyzer.parsing import chained_comparisons
+from roofcast.features import scaledshare
 from roofcast.features.symbolic import THREAD_POSITION_PREFIXES, symbol
 
 #: a thread position's symbol prefix -> the prefix of its extent's (threadIdx_x < blockDim_x)
@@ -108,11 +109,15 @@ def arm_share(pairs: Iterable[tuple[str, sympy.Expr, sympy.Expr]]) -> sympy.Expr
             continue
         if op in (">", ">="):
             op, left, right = ("<" if op == ">" else "<="), right, left
-        counted = _enumerated(left)
+        counted, divisor = _enumerated(left), 1
+        if counted is None:  # S44: `id / 36 < n`, several threads per item
+            counted, divisor = scaledshare.divided(left, _enumerated) or (None, 1)
         if op not in ("<", "<=") or counted is None or _positions(right):
             continue
         first, count = counted
         kept = right - first + (1 if op == "<=" else 0)
+        if divisor > 1:
+            kept = scaledshare.kept_below(op, right, first, divisor)
         if kept.is_number and kept <= 0:
             continue
         share = share * sympy.Min(kept, count) / count
