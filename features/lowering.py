@@ -1406,7 +1406,7 @@ class KernelLowering:
         if bare in mf.FREE:
             return widest
         prefixed = mf.prefix_result(bare)  # shuffles, votes, conversions, make_float4, ...
-        if prefixed is not None:
+        if prefixed is not None and not self.program_defines(bare, len(args), obj):
             prefix, result = prefixed
             if result == "named":
                 return self.types.parse(bare[len(prefix) :])
@@ -1421,6 +1421,15 @@ class KernelLowering:
             if callee is not None and not callee.is_kernel:
                 return self.inline(callee, args, arg_types, obj, fn_node)
         return widest if widest.is_float else UNKNOWN
+
+    def program_defines(self, name: str, arity: int, obj: tree_sitter.Node | None) -> bool:
+        """Whether a free call's name is a function the program defines (rule U1): a
+        catalogue prefix names the toolkit's calls (`make_float4`), but the program's own
+        `make_positive` is its code, and the prefix must not hide its body."""
+        if self.ctx is None or obj is not None:
+            return False
+        callee = self.ctx.callable(name, arity)
+        return callee is not None and not callee.is_kernel
 
     def async_copy(self, name: str, args: list[tree_sitter.Node]) -> CType:
         """`cuda::memcpy_async`, `cooperative_groups::memcpy_async`,
