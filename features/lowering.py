@@ -133,6 +133,14 @@ _ASSIGN_OPS = {
     "|=": "|",
     "^=": "^",
 }
+#: C7: the compound assignments a straight-code value steps through (`apply_value`'s forms)
+_STEPPED = {
+    "+=": ("add", (True, True)),
+    "-=": ("add", (True, False)),
+    "*=": ("mul",),
+    "<<=": ("binary", "<<"),
+    ">>=": ("binary", ">>"),
+}
 _MISSING: Any = object()
 _ZERO = sympy.Integer(0)  # sympy's singleton zero
 _ASSIGNED = SessionNodeCache()  # loop or body node -> names assigned in it
@@ -1311,7 +1319,11 @@ class KernelLowering:
             elif var.points_into is not None or (var.space == "global" and var.type.pointer):
                 var.points_into = self.pointer_target(right) if right is not None else None
         else:
-            var.value = None
+            stepped = self.stepped_value(var, op, right)
+            var.value = stepped
+            if stepped is not None:  # C7: `sk -= 2;` before a `while (sk > 0)` counts it
+                var.set_at = self.key
+                var.deps = var.deps | frozenset(self.identifiers([right]))
             var.index_value = None
             var.varying = var.varying or bool(self.frames)  # `i += s` in a loop
             pointer = var.space == "global" and var.type.pointer
@@ -1325,6 +1337,23 @@ class KernelLowering:
                 var.points_into = (array, offset)
             elif var.points_into is not None:
                 var.points_into = (var.points_into[0], None)  # `p += s`: somewhere in the array
+
+    def stepped_value(self, var: Var, op: str, right: tree_sitter.Node | None) -> sympy.Expr | None:
+        """Rule C7: `n op= e` in straight code (outside every loop of the kernel and of its
+        inlined callers) is `n = n op e`, as an `=` would value it: an integer whose value
+        and `e`'s are known, not read from memory. In a loop the value changes per trip and
+        stays unknown."""
+        if self.frames or right is None or var.loaded or var.value is None:
+            return None
+        how = _STEPPED.get(op)
+        if how is None or not (var.type.is_int or var.type.kind == "unknown"):
+            return None
+        if self._is_loaded(right):
+            return None
+        amount = self.value(right)
+        if amount is None:
+            return None
+        return _apply_value(how, [var.value, amount])
 
     def _e_call_expression(self, node: tree_sitter.Node) -> CType:
         fn_node = node.child_by_field_name("function")
