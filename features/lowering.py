@@ -1266,7 +1266,8 @@ class KernelLowering:
         if op in _ASSIGN_OPS:
             self.arith(_ASSIGN_OPS[op], promote(lt, rt) if not lt.pointer else lt)
         if left is not None and left.type == "identifier":
-            self.track_assignment(node_text(left), op, right)
+            straight = op == "=" or _straight_code(node)
+            self.track_assignment(node_text(left), op, right, straight)
         return lt
 
     def lvalue(self, node: tree_sitter.Node | None, read: bool) -> CType:
@@ -1295,7 +1296,9 @@ class KernelLowering:
                 return self.member_field(var, node_text(node), read=read, write=True)
         return self.expr(node)
 
-    def track_assignment(self, name: str, op: str, right: tree_sitter.Node | None) -> None:
+    def track_assignment(
+        self, name: str, op: str, right: tree_sitter.Node | None, straight: bool = False
+    ) -> None:
         var = self.lookup(name)
         if var is None:
             # C14: `cg::thread_block_tile<32> warp = cg::tiled_partition<32>(b);` parses as
@@ -1319,7 +1322,7 @@ class KernelLowering:
             elif var.points_into is not None or (var.space == "global" and var.type.pointer):
                 var.points_into = self.pointer_target(right) if right is not None else None
         else:
-            stepped = self.stepped_value(var, op, right)
+            stepped = self.stepped_value(var, op, right) if straight else None
             var.value = stepped
             if stepped is not None:  # C7: `sk -= 2;` before a `while (sk > 0)` counts it
                 var.set_at = self.key
@@ -3026,6 +3029,35 @@ _FLAT_LEAVES = frozenset(
     }
 )
 _COMPOUND = object()  # `_value_leaf`: the node has operands
+
+
+#: C7: statements whose parts run some of the time (or many times): an assignment in
+#: them is no straight-code definition
+_CONDITIONAL = frozenset(
+    {
+        "if_statement",
+        "switch_statement",
+        "case_statement",
+        "conditional_expression",
+        "for_statement",
+        "for_range_loop",
+        "while_statement",
+        "do_statement",
+        "binary_expression",  # `c && (n -= 2)`
+    }
+)
+_BODIES = frozenset({"function_definition", "lambda_expression"})
+
+
+def _straight_code(node: tree_sitter.Node) -> bool:
+    """C7: whether an assignment runs whenever its function does: no `if`, `switch`,
+    loop, `?:` or `&&` between it and the function's body."""
+    parent = node.parent
+    while parent is not None and parent.type not in _BODIES:
+        if parent.type in _CONDITIONAL:
+            return False
+        parent = parent.parent
+    return True
 
 
 def _value_or_remainder(how: tuple, operands: list[sympy.Expr]) -> sympy.Expr | None:

@@ -39,3 +39,22 @@ def test_compound_step_inside_a_loop_stays_unknown(tmp_path):
         """,
     )
     assert any(isinstance(s, str) and s.startswith("trip_L") for s in k.resolved.defaults)
+
+
+def test_compound_step_under_an_if_stays_unknown(tmp_path):
+    k = one(
+        tmp_path,
+        """\
+        __global__ void clear(int* c, int top, int bottom) {
+          int inc = blockDim.x * gridDim.x;
+          int k = bottom + threadIdx.x;
+          if (k < bottom) k += inc;
+          while (k < top) {
+            c[k] = -1;
+            k += inc;
+          }
+        }
+        """,
+    )
+    # some threads step and some do not: the start is no value, the trip count C4's
+    assert any(s.startswith("trip_L") for s in k.resolved.defaults)
