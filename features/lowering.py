@@ -133,6 +133,14 @@ _ASSIGN_OPS = {
     "|=": "|",
     "^=": "^",
 }
+#: C7: the compound assignments a straight-code value steps through (`apply_value`'s forms)
+_STEPPED = {
+    "+=": ("add", (True, True)),
+    "-=": ("add", (True, False)),
+    "*=": ("mul",),
+    "<<=": ("binary", "<<"),
+    ">>=": ("binary", ">>"),
+}
 _MISSING: Any = object()
 _ZERO = sympy.Integer(0)  # sympy's singleton zero
 _ASSIGNED = SessionNodeCache()  # loop or body node -> names assigned in it
@@ -1258,7 +1266,8 @@ class KernelLowering:
         if op in _ASSIGN_OPS:
             self.arith(_ASSIGN_OPS[op], promote(lt, rt) if not lt.pointer else lt)
         if left is not None and left.type == "identifier":
-            self.track_assignment(node_text(left), op, right)
+            straight = op == "=" or _straight_code(node)
+            self.track_assignment(node_text(left), op, right, straight)
         return lt
 
     def lvalue(self, node: tree_sitter.Node | None, read: bool) -> CType:
@@ -1287,7 +1296,9 @@ class KernelLowering:
                 return self.member_field(var, node_text(node), read=read, write=True)
         return self.expr(node)
 
-    def track_assignment(self, name: str, op: str, right: tree_sitter.Node | None) -> None:
+    def track_assignment(
+        self, name: str, op: str, right: tree_sitter.Node | None, straight: bool = False
+    ) -> None:
         var = self.lookup(name)
         if var is None:
             # C14: `cg::thread_block_tile<32> warp = cg::tiled_partition<32>(b);` parses as
@@ -1311,7 +1322,11 @@ class KernelLowering:
             elif var.points_into is not None or (var.space == "global" and var.type.pointer):
                 var.points_into = self.pointer_target(right) if right is not None else None
         else:
-            var.value = None
+            stepped = self.stepped_value(var, op, right) if straight else None
+            var.value = stepped
+            if stepped is not None:  # C7: `sk -= 2;` before a `while (sk > 0)` counts it
+                var.set_at = self.key
+                var.deps = var.deps | frozenset(self.identifiers([right]))
             var.index_value = None
             var.varying = var.varying or bool(self.frames)  # `i += s` in a loop
             pointer = var.space == "global" and var.type.pointer
@@ -1325,6 +1340,23 @@ class KernelLowering:
                 var.points_into = (array, offset)
             elif var.points_into is not None:
                 var.points_into = (var.points_into[0], None)  # `p += s`: somewhere in the array
+
+    def stepped_value(self, var: Var, op: str, right: tree_sitter.Node | None) -> sympy.Expr | None:
+        """Rule C7: `n op= e` in straight code (outside every loop of the kernel and of its
+        inlined callers) is `n = n op e`, as an `=` would value it: an integer whose value
+        and `e`'s are known, not read from memory. In a loop the value changes per trip and
+        stays unknown."""
+        if self.frames or right is None or var.loaded or var.value is None:
+            return None
+        how = _STEPPED.get(op)
+        if how is None or not (var.type.is_int or var.type.kind == "unknown"):
+            return None
+        if self._is_loaded(right):
+            return None
+        amount = self.value(right)
+        if amount is None:
+            return None
+        return _apply_value(how, [var.value, amount])
 
     def _e_call_expression(self, node: tree_sitter.Node) -> CType:
         fn_node = node.child_by_field_name("function")
@@ -1406,7 +1438,7 @@ class KernelLowering:
         if bare in mf.FREE:
             return widest
         prefixed = mf.prefix_result(bare)  # shuffles, votes, conversions, make_float4, ...
-        if prefixed is not None:
+        if prefixed is not None and not self.program_defines(bare, len(args), obj):
             prefix, result = prefixed
             if result == "named":
                 return self.types.parse(bare[len(prefix) :])
@@ -1421,6 +1453,15 @@ class KernelLowering:
             if callee is not None and not callee.is_kernel:
                 return self.inline(callee, args, arg_types, obj, fn_node)
         return widest if widest.is_float else UNKNOWN
+
+    def program_defines(self, name: str, arity: int, obj: tree_sitter.Node | None) -> bool:
+        """Whether a free call's name is a function the program defines (rule U1): a
+        catalogue prefix names the toolkit's calls (`make_float4`), but the program's own
+        `make_positive` is its code, and the prefix must not hide its body."""
+        if self.ctx is None or obj is not None:
+            return False
+        callee = self.ctx.callable(name, arity)
+        return callee is not None and not callee.is_kernel
 
     def async_copy(self, name: str, args: list[tree_sitter.Node]) -> CType:
         """`cuda::memcpy_async`, `cooperative_groups::memcpy_async`,
@@ -2989,6 +3030,35 @@ _FLAT_LEAVES = frozenset(
     }
 )
 _COMPOUND = object()  # `_value_leaf`: the node has operands
+
+
+#: C7: statements whose parts run some of the time (or many times): an assignment in
+#: them is no straight-code definition
+_CONDITIONAL = frozenset(
+    {
+        "if_statement",
+        "switch_statement",
+        "case_statement",
+        "conditional_expression",
+        "for_statement",
+        "for_range_loop",
+        "while_statement",
+        "do_statement",
+        "binary_expression",  # `c && (n -= 2)`
+    }
+)
+_BODIES = frozenset({"function_definition", "lambda_expression"})
+
+
+def _straight_code(node: tree_sitter.Node) -> bool:
+    """C7: whether an assignment runs whenever its function does: no `if`, `switch`,
+    loop, `?:` or `&&` between it and the function's body."""
+    parent = node.parent
+    while parent is not None and parent.type not in _BODIES:
+        if parent.type in _CONDITIONAL:
+            return False
+        parent = parent.parent
+    return True
 
 
 def _value_or_remainder(how: tuple, operands: list[sympy.Expr]) -> sympy.Expr | None:
