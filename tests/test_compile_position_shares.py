@@ -1,5 +1,5 @@
 """Compile mode, the share of the threads that run a guarded line where the guard divides,
-tiles, takes the remainder of or switches on a thread position (docs/counting.md S48-S51)."""
+tiles or takes the remainder of a thread position (docs/counting.md S48-S50)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from roofcast.analyzer.compdb import load_database
 from roofcast.analyzer.compile import Compiler
 from roofcast.analyzer.discover import discover_files
 from roofcast.features import count_features
+from roofcast.features.cycleshare import inverse_mean, remainder_share
 from roofcast.features.positionshare import quotient_share, tiled
 from roofcast.features.sasscount import recount
 from roofcast.features.symbolic import position_symbol, symbol
@@ -23,7 +24,7 @@ BDX, BDY, GDZ = (symbol(n) for n in ("blockDim_x", "blockDim_y", "gridDim_z"))
 G, N = symbol("g"), symbol("n")
 
 # Written for these tests: a warp's quotient, a tile's positions against a partial last
-# tile, a remainder by a doubling counter, and a switch on a thread's row.
+# tile, and a remainder by a doubling counter.
 KERNELS = """\
 __global__ void every(const float* x, float* y) {
   int tid = threadIdx.y * 32 + threadIdx.x;
@@ -43,6 +44,17 @@ __global__ void tiles(const float* x, float* y, int hout, int wout, int g) {
   int w = blockIdx.z % g * 16 + threadIdx.x;
   if (h < hout && w < wout) {
     y[h * wout + w] = x[h * wout + w] * 3.0f + 1.0f;
+  }
+}
+
+__global__ void pairwise(float* v) {
+  int t = threadIdx.x;
+  for (int step = 1; step < 32; step *= 2) {
+    int stride = step;
+    if (t % stride == 0) {
+      v[t] = v[t] * 0.5f + v[t + stride / 2];
+    }
+    __syncthreads();
   }
 }
 """
@@ -115,3 +127,28 @@ def test_clang_counts_of_divided_and_tiled_guards(tmp_path: Path) -> None:
     assert whole == pytest.approx(every)
     part = _at(counts["tiles"], hout=28, wout=28, **launch)
     assert part == pytest.approx(every * (28 / 32) ** 2)
+
+
+@pytest.mark.rule("S50")
+def test_a_remainder_by_a_doubling_counter_keeps_one_in_the_counter() -> None:
+    mean = inverse_mean("mul", sympy.Integer(2), sympy.Integer(1), sympy.Integer(5))
+    assert mean == sympy.Rational(31, 16) / 5  # 1 + 1/2 + ... + 1/16 over five trips
+    assert inverse_mean("div", sympy.Integer(2), sympy.Integer(16), sympy.Integer(5)) == mean
+    assert inverse_mean("add", sympy.Integer(2), sympy.Integer(1), sympy.Integer(5)) is None
+    mark = sympy.Symbol("S50_i")
+    pairs = [("==", sympy.Mod(TX, mark), sympy.Integer(0))]
+    assert remainder_share(pairs, {mark: mean}) == sympy.Max(mean, 1 / BDX)
+    # another divisor, or a remainder of no thread position: no share
+    assert remainder_share([("==", sympy.Mod(TX, N), sympy.Integer(0))], {mark: mean}) == 1
+    assert remainder_share([("==", sympy.Mod(N, mark), sympy.Integer(0))], {mark: mean}) == 1
+
+
+@pytest.mark.rule("S50")
+@needs_clang
+def test_clang_counts_of_a_remainder_guard(tmp_path: Path) -> None:
+    counts = _clang_counts(tmp_path, {})
+    # five trips, one thread in 1, 2, 4, 8, 16 each: 31/16 runs of the line per thread
+    runs = _at(counts["pairwise"], blockDim_x=32)
+    assert runs > 0
+    per_run = float(counts["every"])  # the same multiply-add, one load apart
+    assert runs == pytest.approx(per_run * 31 / 16)
