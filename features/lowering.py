@@ -2512,7 +2512,10 @@ class KernelLowering:
         elif where not in self.own_lines:
             call, site = self.inlined_at
             self.fv.line_sites.setdefault(where, {})[call] = CallSite(
-                site, tuple(_line_trip(f) for f in self.frames), tuple(f.span for f in self.frames)
+                site,
+                tuple(_line_trip(f) for f in self.frames),
+                tuple(f.span for f in self.frames),
+                self.thread_share,  # S51
             )
 
     def note_spread(

@@ -1,5 +1,6 @@
 """Compile mode, the share of the threads that run a guarded line where the guard divides,
-tiles or takes the remainder of a thread position (docs/counting.md S48-S50)."""
+tiles or takes the remainder of a thread position (docs/counting.md S48-S50), and of a callee
+line inlined at sites of two shares (S51)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,22 @@ __global__ void tiles(const float* x, float* y, int hout, int wout, int g) {
   if (h < hout && w < wout) {
     y[h * wout + w] = x[h * wout + w] * 3.0f + 1.0f;
   }
+}
+
+__device__ float twice(float v) {
+  for (int k = 0; k < 16; k++) {
+    v = v * 3.0f + 1.0f;
+  }
+  return v;
+}
+
+__global__ void reused(const float* x, float* y) {
+  int t = threadIdx.x;
+  float v = twice(x[t]);
+  if (t / 32 == 0) {
+    v = twice(v);
+  }
+  y[t] = v;
 }
 
 __global__ void pairwise(float* v) {
@@ -152,3 +169,13 @@ def test_clang_counts_of_a_remainder_guard(tmp_path: Path) -> None:
     assert runs > 0
     per_run = float(counts["every"])  # the same multiply-add, one load apart
     assert runs == pytest.approx(per_run * 31 / 16)
+
+
+@pytest.mark.rule("S51")
+@needs_clang
+def test_clang_counts_of_a_callee_inlined_at_sites_of_two_shares(tmp_path: Path) -> None:
+    counts = _clang_counts(tmp_path, {})
+    every = float(counts["every"])
+    # the callee's 16 multiply-adds once for every thread, once more for the first warp
+    reused = _at(counts["reused"], blockDim_x=256)
+    assert reused == pytest.approx(16 * every * (1 + 32 / 256))
