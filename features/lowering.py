@@ -40,7 +40,7 @@ from roofcast.analyzer.parsing import (
     token_text,
 )
 from roofcast.analyzer.session import SessionNodeCache
-from roofcast.features import coopgroups, cycleshare, threadshare, whileloops
+from roofcast.features import coopgroups, cycleshare, siteshare, threadshare, whileloops
 from roofcast.features import mathfuncs as mf
 from roofcast.features.asynccopy import (
     ASYNC_COPIES,
@@ -2511,11 +2511,12 @@ class KernelLowering:
             self.fv.line_sites.pop(where, None)
         elif where not in self.own_lines:
             call, site = self.inlined_at
-            self.fv.line_sites.setdefault(where, {})[call] = CallSite(
+            calls = self.fv.line_sites.setdefault(where, {})
+            calls[call] = CallSite(
                 site,
                 tuple(_line_trip(f) for f in self.frames),
                 tuple(f.span for f in self.frames),
-                self.thread_share,  # S51
+                siteshare.noted(calls.get(call), self.thread_share),  # S51
             )
 
     def note_spread(

@@ -30,6 +30,15 @@ def placed_by_site(group: LineCounts, sites: Mapping[Where, list], chained: bool
     return bool(sites.get((os.path.realpath(where[0][0]), where[0][1])))
 
 
+def noted(before: CallSite | None, share: sympy.Expr) -> sympy.Expr:
+    """S51: a site's share of a line noted again from the same call: as S16's for a line,
+    the one it was noted with, 1 once noted with another (`if (c) { if (t < 32) a(); }`
+    on one line: the outer `if` runs for every thread)."""
+    if before is None or before.share == share:
+        return share
+    return sympy.Integer(1)
+
+
 def known_sites(
     line_sites: Mapping[Where, Mapping[int, CallSite]],
     known: set[str],
