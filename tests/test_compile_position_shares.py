@@ -17,8 +17,10 @@ from roofcast.features import count_features
 from roofcast.features.cycleshare import inverse_mean, remainder_share
 from roofcast.features.positionshare import quotient_share, tiled
 from roofcast.features.sasscount import recount
+from roofcast.features.siteshare import noted
 from roofcast.features.symbolic import position_symbol, symbol
 from roofcast.features.threadshare import arm_share
+from roofcast.features.vector import CallSite
 
 TX, TY, BZ = (position_symbol(n) for n in ("threadIdx_x", "threadIdx_y", "blockIdx_z"))
 BDX, BDY, GDZ = (symbol(n) for n in ("blockDim_x", "blockDim_y", "gridDim_z"))
@@ -179,3 +181,14 @@ def test_clang_counts_of_a_callee_inlined_at_sites_of_two_shares(tmp_path: Path)
     # the callee's 16 multiply-adds once for every thread, once more for the first warp
     reused = _at(counts["reused"], blockDim_x=256)
     assert reused == pytest.approx(16 * every * (1 + 32 / 256))
+
+
+@pytest.mark.rule("S51")
+def test_a_line_noted_twice_from_one_call_keeps_s16s_rule() -> None:
+    warp = sympy.Rational(1, 8)
+    site = CallSite(("/k.cu", 3), (), (), warp)
+    assert noted(None, warp) == warp
+    assert noted(site, warp) == warp
+    # `if (c) { if (t < 32) ... }` on one line: the outer statement runs for every thread
+    assert noted(site, sympy.Integer(1)) == 1
+    assert noted(site._replace(share=sympy.Integer(1)), warp) == 1
