@@ -40,7 +40,7 @@ from roofcast.analyzer.parsing import (
     token_text,
 )
 from roofcast.analyzer.session import SessionNodeCache
-from roofcast.features import coopgroups, threadshare, whileloops
+from roofcast.features import coopgroups, cycleshare, siteshare, threadshare, whileloops
 from roofcast.features import mathfuncs as mf
 from roofcast.features.asynccopy import (
     ASYNC_COPIES,
@@ -291,6 +291,10 @@ class KernelLowering:
         self.spread: dict[int, sympy.Expr] = {}  # S17: a loop node's id -> its mean trips
         self.halving: dict[int, sympy.Expr] = {}  # S18: a loop node's id -> counter's mean
         self.counter_means: dict[str, sympy.Expr] = {}  # S18: in the loop's body
+        self.inverses: dict[int, sympy.Expr] = {}  # S50: a doubling loop's mean 1/counter
+        self.counter_inverses: dict[str, sympy.Expr] = {}  # S50: in the loop's body
+        self.inverse_marks: dict[sympy.Symbol, sympy.Expr] = {}  # S50: a mark's mean 1/i
+        self.inverse_loops: dict[str, tree_sitter.Node] = {}  # S50: the counter's loop
 
     # ---------------------------------------------------------------- limits
     def spend(self, amount: int = 1) -> None:
@@ -2293,10 +2297,47 @@ class KernelLowering:
         self.walk_if(node)
 
     def share_value(self, node: tree_sitter.Node) -> sympy.Expr | None:
-        """S16's value of a comparison's side: a halving counter's mean over its loop (S18)."""
+        """S16's value of a comparison's side: a halving counter's mean over its loop (S18);
+        a remainder by a doubling counter, by a mark standing for the counter (S50)."""
         if node.type == "identifier" and node_text(node) in self.counter_means:
             return self.counter_means[node_text(node)]
+        divisor = node.child_by_field_name("right") if node.type == "binary_expression" else None
+        if divisor is not None and node_text(node.child_by_field_name("operator")) == "%":
+            counter = self.doubled_counter(divisor)
+            left = self.value(node.child_by_field_name("left"))
+            if counter is not None and left is not None:
+                mark = sympy.Symbol(f"S50_{counter}")
+                self.inverse_marks[mark] = self.counter_inverses[counter]
+                return sympy.Mod(left, mark)
         return self.value(node)
+
+    def doubled_counter(self, node: tree_sitter.Node) -> str | None:
+        """S50: the doubling (halving) loop counter a name is, itself or a copy of it made
+        in the loop (`int p = i;`, and no other assignment of it there)."""
+        if node.type != "identifier":
+            return None
+        name = node_text(node)
+        if name in self.counter_inverses:
+            return name
+        var = self.lookup(name)
+        if var is None or len(var.deps) != 1:
+            return None
+        (counter,) = var.deps
+        loop = self.inverse_loops.get(counter)
+        if loop is None or cycleshare.copies(loop, name) != [counter]:
+            return None
+        return counter
+        name = node_text(node)
+        if name in self.counter_inverses:
+            return name
+        var = self.lookup(name)
+        if var is None or var.index_value is None:
+            return None
+        for counter in self.counter_inverses:
+            own = self.lookup(counter)
+            if own is not None and own.index_value in (var.index_value,):
+                return counter
+        return None
 
     def walk_if(self, node: tree_sitter.Node) -> None:
         chained = False
@@ -2316,9 +2357,10 @@ class KernelLowering:
             # S16: an `if` with no `else`, not in an else-if chain (no S10 pair to decide)
             alone = node.child_by_field_name("alternative") is None and not chained
             if self.track_lines and cond is not None and alone:  # S16: the threads taking it
-                self.thread_share = share * threadshare.arm_share(
-                    threadshare.comparisons(cond, self.share_value)
-                )
+                pairs = threadshare.comparisons(cond, self.share_value)
+                self.thread_share = share * threadshare.arm_share(pairs)
+                if self.counter_inverses:  # S50: `ty % i == 0`, i doubling
+                    self.thread_share *= cycleshare.remainder_share(pairs, self.inverse_marks)
             try:
                 self.stmt(node.child_by_field_name("consequence"))
             finally:
@@ -2469,8 +2511,12 @@ class KernelLowering:
             self.fv.line_sites.pop(where, None)
         elif where not in self.own_lines:
             call, site = self.inlined_at
-            self.fv.line_sites.setdefault(where, {})[call] = CallSite(
-                site, tuple(_line_trip(f) for f in self.frames), tuple(f.span for f in self.frames)
+            calls = self.fv.line_sites.setdefault(where, {})
+            calls[call] = CallSite(
+                site,
+                tuple(_line_trip(f) for f in self.frames),
+                tuple(f.span for f in self.frames),
+                siteshare.noted(calls.get(call), self.thread_share),  # S51
             )
 
     def note_spread(
@@ -2529,11 +2575,17 @@ class KernelLowering:
                 halving = self.halving.pop(node.id, None)
                 if var is not None and halving is not None:
                     self.counter_means[var] = halving  # S18
+                inverse = self.inverses.pop(node.id, None)
+                if var is not None and inverse is not None:
+                    self.counter_inverses[var] = inverse  # S50
+                    self.inverse_loops[var] = node
                 self.stmt(node.child_by_field_name("body"))
             finally:
                 self.pop_frame(frame)
                 if var is not None:
                     self.counter_means.pop(var, None)
+                    self.counter_inverses.pop(var, None)
+                    self.inverse_loops.pop(var, None)
         finally:
             self.scopes.pop()
 
@@ -2765,6 +2817,9 @@ class KernelLowering:
             mean_value = threadshare.halving_mean(op, start, end, kind, amount, trip)
             if mean_value is not None:
                 self.halving[node.id] = mean_value
+            inverse = cycleshare.inverse_mean(kind, amount, start, trip)
+            if inverse is not None:
+                self.inverses[node.id] = inverse  # S50
         if trip is None:
             return self.unknown_trip(node), var, None
         if isinstance(trip, sympy.Integer):  # most loops: Max(n, 0) without sympy's Max

@@ -15,7 +15,7 @@ from roofcast.analyzer.hostvalues import has_unknown
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.sass import CLASSES, KernelSass, LineCounts, Loop
 from roofcast.analyzer.session import SessionMemo
-from roofcast.features import outerunroll
+from roofcast.features import outerunroll, siteshare
 from roofcast.features.entry import host_expression
 from roofcast.features.spintrips import spin_factor
 from roofcast.features.vector import CallSite, FeatureVector
@@ -48,6 +48,7 @@ def _normalised_sites(
                 (_real(site.call[0]), site.call[1]),
                 site.trips,
                 tuple((_real(f), first, last) for f, first, last in site.spans),
+                site.share,
             )
             if real not in sites:
                 sites.append(real)
@@ -101,7 +102,10 @@ def _run_trips(site: CallSite, edges: set[Where]) -> tuple:
 
 
 def _placements(
-    sass: KernelSass, loops: Mapping[Where, tuple], sites: Mapping[Where, list]
+    sass: KernelSass,
+    loops: Mapping[Where, tuple],
+    sites: Mapping[Where, list],
+    by_site: bool = False,
 ) -> list[list[Placement]]:
     """Per group (in `sass.groups` order), where its instructions run (S5, S14).
 
@@ -131,6 +135,9 @@ def _placements(
         best = max(scores)
         chosen = [site for site, score in zip(found, scores, strict=True) if score == best]
         share = sympy.Rational(1, len(chosen))
+        if by_site:  # S51: each call's threads, not the callee line's one share
+            out.append([(share * s.share, _run_trips(s, every), s.call) for s in chosen])
+            continue
         out.append([(share, _run_trips(site, every), site.call) for site in chosen])
     return out
 
@@ -301,7 +308,7 @@ def line_class_counts(
     shares = _normalised(line_shares or {})
     sites = _normalised_sites(line_sites or {})
     chained = any(len(group.where) > 1 for group in sass.groups)
-    placed = _placements(sass, loops, sites)
+    placed = _placements(sass, loops, sites, line_shares is not None)
     slow = {
         region
         for region, wheres in sass.regions.items()
@@ -338,6 +345,8 @@ def line_class_counts(
             runs_at.append((at, runs * share))
         if group.where:  # S16: the share of the threads that run the instruction's line
             few = shares.get((_real(group.where[0][0]), group.where[0][1]), 1)
+            if line_shares is not None and siteshare.placed_by_site(group, sites, chained):
+                few = 1  # S51: each site's share is in its placement
             if group.beside and few == 1 and group.callee < 0:  # S46: as its caller's lines
                 few = _beside_share(group, loops, shares)
             runs_at = [(at, runs * few) for at, runs in runs_at]
@@ -478,7 +487,8 @@ def recount(
     solved = {n for n, v in values.items() if v is not None and not has_unknown(v)}
     known = features.symbols | solved | set(bound or {})
     shares = known_shares(features.line_shares, known)
-    by_line = line_class_counts(sass, features.line_loops, features.line_sites, shares)
+    sites = siteshare.known_sites(features.line_sites, known, known_shares)  # S51
+    by_line = line_class_counts(sass, features.line_loops, sites, shares)
     apply_sass(features, _summed(by_line))
     features.sass_by_line = own_lines(by_line, ir.file)
     features.counted_from = "sass"

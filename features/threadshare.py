@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 import sympy
 import tree_sitter
 from roofcast.analyzer.parsing import chained_comparisons
-from roofcast.features import scaledshare
+from roofcast.features import positionshare, scaledshare
 from roofcast.features.symbolic import THREAD_POSITION_PREFIXES, symbol
 
 #: a thread position's symbol prefix -> the prefix of its extent's (threadIdx_x < blockDim_x)
@@ -99,6 +99,10 @@ def arm_share(pairs: Iterable[tuple[str, sympy.Expr, sympy.Expr]]) -> sympy.Expr
                 positions = _positions(position_side)
                 if not positions or _positions(other):
                     continue
+                quotient = positionshare.quotient_share(position_side)
+                if quotient is not None:  # S48: `tid / 32 == 0`, 32 threads per quotient
+                    share = share * quotient
+                    break
                 if _linear_in(position_side, positions):
                     named |= positions
                     break
@@ -112,6 +116,8 @@ def arm_share(pairs: Iterable[tuple[str, sympy.Expr, sympy.Expr]]) -> sympy.Expr
         counted, divisor = _enumerated(left), 1
         if counted is None:  # S44: `id / 36 < n`, several threads per item
             counted, divisor = scaledshare.divided(left, _enumerated) or (None, 1)
+        if counted is None:  # S49: `blockIdx.z / G * 16 + threadIdx.y < h`, a tile's position
+            counted = positionshare.tiled(left)
         if op not in ("<", "<=") or counted is None or _positions(right):
             continue
         first, count = counted

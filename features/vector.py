@@ -33,6 +33,8 @@ class CallSite(NamedTuple):
     trips: tuple[sympy.Expr, ...]
     #: those loops' (file, first line, last line), to tell which kept loops are theirs
     spans: tuple[tuple[str, int, int], ...]
+    #: S51: the share of the threads (S16) that run the line from this call
+    share: sympy.Expr = sympy.Integer(1)
 
 
 #: the structure counts tallied per loop context besides FLOPs and global load/store bytes
