@@ -1172,7 +1172,7 @@ def _steps(loop: tree_sitter.Node) -> list[tuple[str, str, tree_sitter.Node]]:
             and right is not None
             and left.type == "identifier"
         ):
-            found.append((node_text(left), cast(str, how), right))
+            found.append((node_text(left), how, right))
     return found
 
 

@@ -82,15 +82,18 @@ def copies(loop: tree_sitter.Node, name: str) -> list[str]:
                 plain = (
                     value is not None
                     and value.type == "identifier"
-                    and (
-                        node.type == "init_declarator"
-                        or node.child_by_field_name("operator").type == "="
-                    )
+                    and (node.type == "init_declarator" or _operator_type(node) == "=")
                 )
-                out.append(value.text.decode() if plain else "")
+                out.append((value.text or b"").decode() if plain and value is not None else "")
         elif node.type in ("update_expression",):
             argument = node.child_by_field_name("argument")
             if argument is not None and argument.text == name.encode():
                 out.append("")
         pending.extend(node.named_children)
     return out
+
+
+def _operator_type(node: tree_sitter.Node) -> str:
+    """The node type of an assignment's operator, or "" when it has none."""
+    operator = node.child_by_field_name("operator")
+    return operator.type if operator is not None else ""

@@ -1328,7 +1328,7 @@ class KernelLowering:
         else:
             stepped = self.stepped_value(var, op, right) if straight else None
             var.value = stepped
-            if stepped is not None:  # C7: `sk -= 2;` before a `while (sk > 0)` counts it
+            if stepped is not None and right is not None:  # C7: `sk -= 2;` before `while (sk > 0)`
                 var.set_at = self.key
                 var.deps = var.deps | frozenset(self.identifiers([right]))
             var.index_value = None
@@ -2302,7 +2302,8 @@ class KernelLowering:
         if node.type == "identifier" and node_text(node) in self.counter_means:
             return self.counter_means[node_text(node)]
         divisor = node.child_by_field_name("right") if node.type == "binary_expression" else None
-        if divisor is not None and node_text(node.child_by_field_name("operator")) == "%":
+        operator = node.child_by_field_name("operator") if divisor is not None else None
+        if divisor is not None and operator is not None and node_text(operator) == "%":
             counter = self.doubled_counter(divisor)
             left = self.value(node.child_by_field_name("left"))
             if counter is not None and left is not None:
