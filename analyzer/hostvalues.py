@@ -325,6 +325,9 @@ class HostScope:
         #: that the function's own file does not define
         self.library = library
         self.defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
+        #: rule D43: (a for loop's node id, its steps' values on a later trip) that a use
+        #: inside that loop sees instead of its first trip's (D8); set on unshared scopes
+        self.trip_values: tuple[int, dict[str, sympy.Expr]] | None = None
         #: (node id, start, end, before, depth) -> (node, its value): the node is kept, so
         #: its id is not another's while the entry lives
         self.values: dict[tuple, tuple[tree_sitter.Node, sympy.Expr | None]] | None = None
@@ -523,6 +526,8 @@ class HostScope:
         if depth >= MAX_DEPTH:
             return None
         if loop.start_byte <= before < loop.end_byte:
+            if self.trip_values is not None and loop.id == self.trip_values[0]:
+                return self.trip_values[1].get(name)  # rule D43: a later trip's value
             return self.name_value(name, at, depth + 1)
         steps = _steps(loop)
         values: dict[str, int] = {}
@@ -1632,13 +1637,12 @@ def caller_bindings(
     }
 
 
-def _first_caller_bindings(
-    func: tree_sitter.Node, calls: CallSites | None, levels: int
-) -> dict[str, sympy.Expr]:
+def first_call(
+    func: tree_sitter.Node, calls: CallSites | None
+) -> tuple[tree_sitter.Node, str, tree_sitter.Node] | None:
+    """The first call of `func` in the folder whose arguments fit its parameters, as
+    (call, its grammar, the function around it); None where there is none."""
     params = [p.name for p in parameters(func)]
-    templates = template_params(func)
-    if not params and not templates:
-        return {}
     required = len(params) - _defaulted_parameters(func)
     name = (function_name(func) or "").split("::")[-1]
     found = calls.get(name, []) if calls else []
@@ -1651,20 +1655,44 @@ def _first_caller_bindings(
             continue
         if not required <= len(args.named_children) <= len(params):
             continue  # another function of that name (a call may leave defaulted ones out)
-        outer = caller_bindings(caller, calls, levels - 1, placeholders=True, members=True)
-        scope = HostScope(caller, call_grammar, outer, placeholders=True, library=calls)
-        out = {}
-        for pname, arg in zip(params, args.named_children, strict=False):
-            value = scope.value(arg, call.start_byte)
-            if pname and value is not None:
-                out[pname] = value
-            given = _given_name(arg)
-            if pname and given is not None:
-                out.update(_passed_members(func, pname, given, scope, call.start_byte))
-        for tname, value in _template_values(call, templates, scope).items():
-            out.setdefault(tname, value)
+        return call, call_grammar, caller
+    return None
+
+
+def _first_caller_bindings(
+    func: tree_sitter.Node, calls: CallSites | None, levels: int
+) -> dict[str, sympy.Expr]:
+    if not parameters(func) and not template_params(func):
+        return {}
+    found = first_call(func, calls)
+    if found is None:
+        return {}
+    call, call_grammar, caller = found
+    outer = caller_bindings(caller, calls, levels - 1, placeholders=True, members=True)
+    scope = HostScope(caller, call_grammar, outer, placeholders=True, library=calls)
+    return bind_parameters(func, call, scope)
+
+
+def bind_parameters(
+    func: tree_sitter.Node, call: tree_sitter.Node, scope: HostScope
+) -> dict[str, sympy.Expr]:
+    """`func`'s parameters (and template parameters) as `call`, valued in `scope`, passes
+    them."""
+    params = [p.name for p in parameters(func)]
+    args = call.child_by_field_name("arguments")
+    out: dict[str, sympy.Expr] = {}
+    if args is None:
         return out
-    return {}
+    for pname, arg in zip(params, args.named_children, strict=False):
+        value = scope.value(arg, call.start_byte)
+        if pname and value is not None:
+            out[pname] = value
+        given = _given_name(arg)
+        if pname and given is not None:
+            out.update(_passed_members(func, pname, given, scope, call.start_byte))
+    for tname, value in _template_values(call, template_params(func), scope).items():
+        out.setdefault(tname, value)
+    return out
 
 
 def _passed_members(
