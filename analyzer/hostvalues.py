@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, cast
 
 import sympy
 import tree_sitter
+from roofcast.analyzer.argvindex import argv_choice
 from roofcast.analyzer.cvaluetree import (
     apply_value,
     call_parts,
@@ -30,6 +31,7 @@ from roofcast.analyzer.hostmembers import (
     type_name,
 )
 from roofcast.analyzer.hostoptions import OPTION_GIVEN, OPTION_VALUE, option_read, option_value
+from roofcast.analyzer.hosttypes import aliased_words
 from roofcast.analyzer.hostwords import (
     argv_length_symbol,
     argv_lengths,
@@ -397,6 +399,8 @@ class HostScope:
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
             words = node_text(inner).replace("*", " * ").split() if inner is not None else []
+            if len(words) == 1:  # rule D45: `sizeof(T)` of a file-level alias of T
+                words = aliased_words(self.func, [words[0].strip("() ")])
             if "*" in words:
                 return sympy.Integer(8)
             if "long" in words:  # `long int`, `long long int`, `unsigned long`
@@ -855,7 +859,7 @@ class HostScope:
         if array is None or array.type != "identifier" or len(named) != 1:
             return None
         index = self.value(named[0], before, depth + 1)
-        if index is None or not index.is_Integer or index < 0:
+        if index is None or (index.is_Integer and index < 0):
             return None
         name = node_text(array)
         earlier = [v for start, v in self.defs.get(name, []) if start < before]
@@ -863,6 +867,9 @@ class HostScope:
         if listed is None or listed.type != "initializer_list":
             return None  # last assigned as a whole (a pointer), or no list in view
         elements = [c for c in listed.named_children if c.type != "comment"]
+        if not index.is_Integer:  # rule D44: an index from the command line
+            values = [self.value(e, before, depth + 1) for e in elements]
+            return argv_choice(index, values, unknown_symbol(name))
         if int(index) >= len(elements):
             return None
         return self.value(elements[int(index)], before, depth + 1)
