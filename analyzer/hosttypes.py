@@ -40,13 +40,29 @@ def file_aliases(func: tree_sitter.Node) -> dict[str, list[str]]:
             if node.type == "type_definition":
                 kind = node.child_by_field_name("type")
                 for name in node.children_by_field_name("declarator"):
-                    if kind is not None and name.type == "type_identifier":
+                    if _named(kind) and name.type == "type_identifier":
                         found[node_text(name)] = node_text(kind).split()
             elif node.type == "alias_declaration":
                 name = node.child_by_field_name("name")
                 kind = node.child_by_field_name("type")
-                if name is not None and kind is not None:
+                if name is not None and _named(kind):
                     found[node_text(name)] = node_text(kind).split()
         return found
 
     return _ALIASES.get(root, collect)
+
+
+#: type nodes an alias is followed through: a named scalar type, never a struct's body
+_NAMED_TYPES = frozenset({"primitive_type", "sized_type_specifier", "type_identifier"})
+
+
+def _named(kind: tree_sitter.Node | None) -> bool:
+    """Whether an alias's type is a named type (`unsigned int`, `float2`, `U`); a struct,
+    union or enum defined there (`typedef struct { double x, y; } T2;`) is not sized by its
+    words, so it is not followed."""
+    if kind is not None and kind.type == "type_descriptor":
+        inner = kind.child_by_field_name("type")
+        return (
+            inner is not None and inner.type in _NAMED_TYPES and node_text(kind) == node_text(inner)
+        )
+    return kind is not None and kind.type in _NAMED_TYPES

@@ -68,8 +68,11 @@ def test_an_index_past_the_list_or_not_given_leaves_the_size_unknown(tmp_path, a
 @pytest.mark.rule("D45")
 def test_sizeof_follows_a_chain_of_aliases_and_using(tmp_path):
     """`using U = double; typedef U T;`: sizeof(T) is 8 (8 * 1024 / 8 = 1024 adds with
-    argv[1] = 3); an alias of an unknown type leaves n unknown."""
+    argv[1] = 3); an alias of an unknown type, or of a struct defined there, leaves n
+    unknown."""
     chained = PICKED.replace("typedef unsigned short T;", "using U = double;\ntypedef U T;")
     assert analyse(tmp_path, chained, "3").resolved.flops["sp"] == 1024
     opaque = PICKED.replace("typedef unsigned short T;", "typedef struct Pair T;")
     assert "n" in analyse(tmp_path, opaque, "3").resolved.defaults
+    pair = PICKED.replace("typedef unsigned short T;", "typedef struct { double x; double y; } T;")
+    assert "n" in analyse(tmp_path, pair, "3").resolved.defaults  # not sized as one double
