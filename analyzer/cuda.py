@@ -10,6 +10,7 @@ import networkx as nx
 import sympy
 import tree_sitter
 from roofcast.analyzer.allocations import Allocation, launch_allocations
+from roofcast.analyzer.callerloop import second_trip_parameters
 from roofcast.analyzer.callsites import CallSites
 from roofcast.analyzer.context import Context
 from roofcast.analyzer.functionscan import scan_function
@@ -155,6 +156,9 @@ def kernels_in(
                     host_fn, partial(_footprint, host_fn, outer), tuple(outer.items())
                 )
         per_site = _other_sites(fn, params, sites, bindings, calls) if len(sites) > 1 else []
+        second: dict[str, sympy.Expr] = {}
+        if len(sites) == 1 and not sites[0][0].repeated and host_fn is not None:
+            second = _second_trip(fn, params, sites[0][1], host_fn, bindings, calls)
         kernels.append(
             KernelIR(
                 name=fn.bare_name,
@@ -172,6 +176,7 @@ def kernels_in(
                 host_context=host,
                 host_bindings=bindings,
                 site_bindings=per_site,
+                second_trip_bindings=second,
                 launch_defines=launch_defines,
                 footprint=footprint,
                 allocations=allocations,
@@ -249,6 +254,24 @@ def _other_sites(
             outer = caller_bindings(host_fn, calls, placeholders=True, members=True)
         out.append(_site_bindings(fn, params, call, host_fn, outer, calls))
     return out
+
+
+def _second_trip(
+    fn: FunctionInfo,
+    params: list[Param],
+    call: tree_sitter.Node,
+    host_fn: tree_sitter.Node,
+    first: dict[str, sympy.Expr],
+    calls: CallSites | None,
+) -> dict[str, sympy.Expr]:
+    """Rule D43: the one launch site's bindings with its host function's parameters as
+    passed on the second trip of the caller's loop around the call; empty where there is
+    no such loop or nothing differs from `first`."""
+    outer = second_trip_parameters(host_fn, calls)
+    if outer is None:
+        return {}
+    bindings = _site_bindings(fn, params, call, host_fn, outer, calls)
+    return bindings if bindings != first else {}
 
 
 def _template_arguments(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, cast
 
 import sympy
 import tree_sitter
+from roofcast.analyzer.argvindex import argv_choice
 from roofcast.analyzer.cvaluetree import (
     apply_value,
     call_parts,
@@ -30,6 +31,7 @@ from roofcast.analyzer.hostmembers import (
     type_name,
 )
 from roofcast.analyzer.hostoptions import OPTION_GIVEN, OPTION_VALUE, option_read, option_value
+from roofcast.analyzer.hosttypes import aliased_words
 from roofcast.analyzer.hostwords import (
     argv_length_symbol,
     argv_lengths,
@@ -325,6 +327,9 @@ class HostScope:
         #: that the function's own file does not define
         self.library = library
         self.defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
+        #: rule D43: (a for loop's node id, its steps' values on a later trip) that a use
+        #: inside that loop sees instead of its first trip's (D8); set on unshared scopes
+        self.trip_values: tuple[int, dict[str, sympy.Expr]] | None = None
         #: (node id, start, end, before, depth) -> (node, its value): the node is kept, so
         #: its id is not another's while the entry lives
         self.values: dict[tuple, tuple[tree_sitter.Node, sympy.Expr | None]] | None = None
@@ -394,6 +399,8 @@ class HostScope:
         if t == "sizeof_expression":
             inner = node.child_by_field_name("type") or node.child_by_field_name("value")
             words = node_text(inner).replace("*", " * ").split() if inner is not None else []
+            if len(words) == 1:  # rule D45: `sizeof(T)` of a file-level alias of T
+                words = aliased_words(self.func, [words[0].strip("() ")])
             if "*" in words:
                 return sympy.Integer(8)
             if "long" in words:  # `long int`, `long long int`, `unsigned long`
@@ -523,6 +530,8 @@ class HostScope:
         if depth >= MAX_DEPTH:
             return None
         if loop.start_byte <= before < loop.end_byte:
+            if self.trip_values is not None and loop.id == self.trip_values[0]:
+                return self.trip_values[1].get(name)  # rule D43: a later trip's value
             return self.name_value(name, at, depth + 1)
         steps = _steps(loop)
         values: dict[str, int] = {}
@@ -850,7 +859,7 @@ class HostScope:
         if array is None or array.type != "identifier" or len(named) != 1:
             return None
         index = self.value(named[0], before, depth + 1)
-        if index is None or not index.is_Integer or index < 0:
+        if index is None or (index.is_Integer and index < 0):
             return None
         name = node_text(array)
         earlier = [v for start, v in self.defs.get(name, []) if start < before]
@@ -858,6 +867,9 @@ class HostScope:
         if listed is None or listed.type != "initializer_list":
             return None  # last assigned as a whole (a pointer), or no list in view
         elements = [c for c in listed.named_children if c.type != "comment"]
+        if not index.is_Integer:  # rule D44: an index from the command line
+            values = [self.value(e, before, depth + 1) for e in elements]
+            return argv_choice(index, values, unknown_symbol(name))
         if int(index) >= len(elements):
             return None
         return self.value(elements[int(index)], before, depth + 1)
@@ -1632,13 +1644,12 @@ def caller_bindings(
     }
 
 
-def _first_caller_bindings(
-    func: tree_sitter.Node, calls: CallSites | None, levels: int
-) -> dict[str, sympy.Expr]:
+def first_call(
+    func: tree_sitter.Node, calls: CallSites | None
+) -> tuple[tree_sitter.Node, str, tree_sitter.Node] | None:
+    """The first call of `func` in the folder whose arguments fit its parameters, as
+    (call, its grammar, the function around it); None where there is none."""
     params = [p.name for p in parameters(func)]
-    templates = template_params(func)
-    if not params and not templates:
-        return {}
     required = len(params) - _defaulted_parameters(func)
     name = (function_name(func) or "").split("::")[-1]
     found = calls.get(name, []) if calls else []
@@ -1651,20 +1662,44 @@ def _first_caller_bindings(
             continue
         if not required <= len(args.named_children) <= len(params):
             continue  # another function of that name (a call may leave defaulted ones out)
-        outer = caller_bindings(caller, calls, levels - 1, placeholders=True, members=True)
-        scope = HostScope(caller, call_grammar, outer, placeholders=True, library=calls)
-        out = {}
-        for pname, arg in zip(params, args.named_children, strict=False):
-            value = scope.value(arg, call.start_byte)
-            if pname and value is not None:
-                out[pname] = value
-            given = _given_name(arg)
-            if pname and given is not None:
-                out.update(_passed_members(func, pname, given, scope, call.start_byte))
-        for tname, value in _template_values(call, templates, scope).items():
-            out.setdefault(tname, value)
+        return call, call_grammar, caller
+    return None
+
+
+def _first_caller_bindings(
+    func: tree_sitter.Node, calls: CallSites | None, levels: int
+) -> dict[str, sympy.Expr]:
+    if not parameters(func) and not template_params(func):
+        return {}
+    found = first_call(func, calls)
+    if found is None:
+        return {}
+    call, call_grammar, caller = found
+    outer = caller_bindings(caller, calls, levels - 1, placeholders=True, members=True)
+    scope = HostScope(caller, call_grammar, outer, placeholders=True, library=calls)
+    return bind_parameters(func, call, scope)
+
+
+def bind_parameters(
+    func: tree_sitter.Node, call: tree_sitter.Node, scope: HostScope
+) -> dict[str, sympy.Expr]:
+    """`func`'s parameters (and template parameters) as `call`, valued in `scope`, passes
+    them."""
+    params = [p.name for p in parameters(func)]
+    args = call.child_by_field_name("arguments")
+    out: dict[str, sympy.Expr] = {}
+    if args is None:
         return out
-    return {}
+    for pname, arg in zip(params, args.named_children, strict=False):
+        value = scope.value(arg, call.start_byte)
+        if pname and value is not None:
+            out[pname] = value
+        given = _given_name(arg)
+        if pname and given is not None:
+            out.update(_passed_members(func, pname, given, scope, call.start_byte))
+    for tname, value in _template_values(call, template_params(func), scope).items():
+        out.setdefault(tname, value)
+    return out
 
 
 def _passed_members(

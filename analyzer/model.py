@@ -66,6 +66,10 @@ class KernelIR:
     #: CUDA, a kernel launched from more than one site: each site's bindings as
     #: `host_bindings` has the first's, in `launches` order (rule D33); empty otherwise
     site_bindings: list[dict[str, Any]] = field(default_factory=list)
+    #: CUDA, one launch site outside a loop of its host function, that function called in
+    #: a for loop: the site's bindings on that loop's second trip, where they differ from
+    #: `host_bindings` (rule D43); empty otherwise
+    second_trip_bindings: dict[str, Any] = field(default_factory=dict)
     #: device data footprint in bytes from host code (allocations, map clauses), a sympy
     #: expression over constants and argv_k; None when not found
     footprint: Any = None

@@ -70,6 +70,8 @@ def lower(
         if value is not None:
             counter.fv.host_bindings[name] = value
     counter.fv.launch_sites = _launch_sites(ir)  # rule D33
+    second = {n: host_expression(v) for n, v in ir.second_trip_bindings.items()}  # rule D43
+    counter.fv.second_trip = {n: v for n, v in second.items() if v is not None}
     with counter.within_budget():  # rule B1: a runaway walk stops, its counts kept
         if ir.language == "cuda":
             _count_cuda(counter, ir)

@@ -512,12 +512,33 @@ class KernelLowering:
         `<=`, `>`, `>=`, the operands told apart by their tokens, C5); other `?:` are unknown."""
         picked = whileloops.clamp(node)
         if picked is None:
-            return None
+            return self.position_choice(node)
         how, left, right = picked
         a, b = self.value(left), self.value(right)
         if a is None or b is None:
             return None
         return extremum(how, a, b)
+
+    def position_choice(self, node: tree_sitter.Node) -> sympy.Expr | None:
+        """Rule C8: `c ? a : b` whose condition fixes thread positions (`blockIdx.x ==
+        gridDim.x - 1`: the last block; every top-level `&&` term an `==` of one position,
+        to the first power, with a value no position changes) is `a` for S16's share of the
+        threads and `b` for the rest: over the launch, `b + (a - b) * share`, the difference
+        taken where the condition holds (its positions solved for). Any other `?:` is
+        unknown."""
+        cond = node.child_by_field_name("condition")
+        consequence = node.child_by_field_name("consequence")
+        alternative = node.child_by_field_name("alternative")
+        if cond is None or consequence is None or alternative is None:
+            return None
+        pairs = threadshare.comparisons(_unparenthesized(cond), self.value)
+        fixed = threadshare.fixed_positions(pairs)
+        if not fixed:
+            return None
+        a, b = self.value(consequence), self.value(alternative)
+        if a is None or b is None:
+            return None
+        return b + (a - b).subs(fixed) * threadshare.arm_share(pairs)
 
     def _value_tree(self, root: tree_sitter.Node) -> sympy.Expr | None:
         """`value` of an expression with operators, by an explicit stack: ("eval", node,

@@ -372,7 +372,7 @@ def profiled_site(
     site (D8, D11). Rule D34: with the profiled launch's ordinal, of those sites the one
     that launches that many times first."""
     if len(fv.launch_sites) < 2:
-        return fv.host_bindings, []
+        return _second_trip(fv, getattr(context, "ordinal", None))
     launched = launch_bindings(context.block, context.grid) if context is not None else {}
     candidates = [0]
     if len(launched) == len(_AXES):
@@ -400,6 +400,18 @@ def profiled_site(
     first = fv.launch_sites[0][1]
     host = {n: e for n, e in fv.host_bindings.items() if n not in first}
     host.update(bindings)
+    return host, [note]
+
+
+def _second_trip(
+    fv: FeatureVector, ordinal: int | None
+) -> tuple[Mapping[str, sympy.Expr], list[str]]:
+    """Rule D43: a kernel launched once per call of a host function called in a for loop
+    makes its second launch on that loop's second trip: its bindings there, with a note."""
+    if ordinal != 2 or not fv.second_trip:
+        return fv.host_bindings, []
+    host = {**fv.host_bindings, **fv.second_trip}
+    note = "[D43] host values from the second trip of the loop its host function is called in"
     return host, [note]
 
 

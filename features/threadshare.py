@@ -132,6 +132,33 @@ def arm_share(pairs: Iterable[tuple[str, sympy.Expr, sympy.Expr]]) -> sympy.Expr
     return share
 
 
+def fixed_positions(
+    pairs: Iterable[tuple[str, sympy.Expr, sympy.Expr]],
+) -> dict[sympy.Symbol, sympy.Expr] | None:
+    """C8: the value each position takes where every comparison holds, when each is an
+    `==` of one position to the first power (`blockIdx.x == gridDim.x - 1`, `2 *
+    threadIdx.x + 1 == n`) with a value no position changes; None for any other."""
+    fixed: dict[sympy.Symbol, sympy.Expr] = {}
+    for op, left, right in pairs:
+        if op != "==":
+            return None
+        if _positions(right):
+            left, right = right, left
+        positions = _positions(left)
+        if len(positions) != 1 or _positions(right):
+            return None
+        (position,) = positions
+        left = sympy.expand(left)
+        if not left.is_polynomial(position) or sympy.degree(left, position) != 1:
+            return None
+        slope = left.coeff(position, 1)
+        rest = sympy.expand(left - slope * position)
+        if slope.is_zero or position in rest.free_symbols or position in fixed:
+            return None
+        fixed[position] = (right - rest) / slope
+    return fixed or None
+
+
 def spread_trip(
     op: str, start: sympy.Expr, end: sympy.Expr, amount: sympy.Expr
 ) -> sympy.Expr | None:

@@ -119,6 +119,9 @@ class FeatureVector:
     #: bindings, whether it lies in a host loop: D34) per site, the first's bindings being
     #: those of `host_bindings`; empty otherwise
     launch_sites: list[tuple[str, dict[str, sympy.Expr], bool]] = field(default_factory=list)
+    #: rule D43: the one launch site's host bindings on the second trip of the loop its
+    #: host function is called in, where they differ from `host_bindings`; empty otherwise
+    second_trip: dict[str, sympy.Expr] = field(default_factory=dict)
     #: device data footprint (bytes) from host code, over constants and argv_k
     footprint: sympy.Expr | None = None
     #: array -> (its allocation over constants and argv_k, whether in elements rather than
