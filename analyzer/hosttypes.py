@@ -40,13 +40,13 @@ def file_aliases(func: tree_sitter.Node) -> dict[str, list[str]]:
             if node.type == "type_definition":
                 kind = node.child_by_field_name("type")
                 for name in node.children_by_field_name("declarator"):
-                    if _named(kind) and name.type == "type_identifier":
+                    if kind is not None and _named(kind) and name.type == "type_identifier":
                         found[node_text(name)] = node_text(kind).split()
             elif node.type == "alias_declaration":
-                name = node.child_by_field_name("name")
-                kind = node.child_by_field_name("type")
-                if name is not None and _named(kind):
-                    found[node_text(name)] = node_text(kind).split()
+                alias = node.child_by_field_name("name")
+                aliased = node.child_by_field_name("type")
+                if alias is not None and aliased is not None and _named(aliased):
+                    found[node_text(alias)] = node_text(aliased).split()
         return found
 
     return _ALIASES.get(root, collect)
