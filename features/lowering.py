@@ -295,6 +295,9 @@ class KernelLowering:
         self.counter_inverses: dict[str, sympy.Expr] = {}  # S50: in the loop's body
         self.inverse_marks: dict[sympy.Symbol, sympy.Expr] = {}  # S50: a mark's mean 1/i
         self.inverse_loops: dict[str, tree_sitter.Node] = {}  # S50: the counter's loop
+        #: C7: a node's id -> whether no conditional encloses it in its function (memo:
+        #: a long comma chain asked it per link, each a walk to the body)
+        self.straight_nodes: dict[int, bool] = {}
 
     # ---------------------------------------------------------------- limits
     def spend(self, amount: int = 1) -> None:
@@ -1291,7 +1294,7 @@ class KernelLowering:
         if op in _ASSIGN_OPS:
             self.arith(_ASSIGN_OPS[op], promote(lt, rt) if not lt.pointer else lt)
         if left is not None and left.type == "identifier":
-            straight = op == "=" or _straight_code(node)
+            straight = op == "=" or self.straight_code(node)
             self.track_assignment(node_text(left), op, right, straight)
         return lt
 
@@ -1365,6 +1368,28 @@ class KernelLowering:
                 var.points_into = (array, offset)
             elif var.points_into is not None:
                 var.points_into = (var.points_into[0], None)  # `p += s`: somewhere in the array
+
+    def straight_code(self, node: tree_sitter.Node) -> bool:
+        """C7: whether an assignment runs whenever its function does: no `if`, `switch`,
+        loop, `?:` or `&&` between it and the function's body. Each ancestor's answer is
+        kept, so a chain of n assignments walks n ancestors in all, not n squared."""
+        memo = self.straight_nodes
+        path: list[int] = []
+        straight = True
+        parent = node.parent
+        while parent is not None and parent.type not in _BODIES:
+            known = memo.get(parent.id)
+            if known is not None:
+                straight = known
+                break
+            if parent.type in _CONDITIONAL:
+                straight = False
+                break
+            path.append(parent.id)
+            parent = parent.parent
+        for seen in path:
+            memo[seen] = straight
+        return straight
 
     def stepped_value(self, var: Var, op: str, right: tree_sitter.Node | None) -> sympy.Expr | None:
         """Rule C7: `n op= e` in straight code (outside every loop of the kernel and of its
@@ -3125,17 +3150,6 @@ _CONDITIONAL = frozenset(
     }
 )
 _BODIES = frozenset({"function_definition", "lambda_expression"})
-
-
-def _straight_code(node: tree_sitter.Node) -> bool:
-    """C7: whether an assignment runs whenever its function does: no `if`, `switch`,
-    loop, `?:` or `&&` between it and the function's body."""
-    parent = node.parent
-    while parent is not None and parent.type not in _BODIES:
-        if parent.type in _CONDITIONAL:
-            return False
-        parent = parent.parent
-    return True
 
 
 def _value_or_remainder(how: tuple, operands: list[sympy.Expr]) -> sympy.Expr | None:
