@@ -40,7 +40,14 @@ from roofcast.analyzer.parsing import (
     token_text,
 )
 from roofcast.analyzer.session import SessionNodeCache
-from roofcast.features import coopgroups, cycleshare, siteshare, threadshare, whileloops
+from roofcast.features import (
+    coopgroups,
+    cycleshare,
+    searchloop,
+    siteshare,
+    threadshare,
+    whileloops,
+)
 from roofcast.features import mathfuncs as mf
 from roofcast.features.asynccopy import (
     ASYNC_COPIES,
@@ -2874,6 +2881,8 @@ class KernelLowering:
         elif trip.is_number:
             trip = sympy.Max(trip, 0)
         mean = (start + end) / 2 if kind == "add" else None
+        if searchloop.is_linear_search(node, var):
+            return (trip + 1) / 2, var, mean  # C15: a search stops halfway on average
         return trip, var, mean
 
     def entering_counters(

@@ -270,3 +270,40 @@ def test_a_name_trailing_the_counter_reads_the_counters_elements(tmp_path: Path)
     arrays = {a["array"]: a for a in k.to_json()["dram_bytes"]["arrays"]}
     # 601 floats, once for the launch; the flaw this guards against: 600 per thread
     assert arrays["v"]["footprint_bytes"]["load"] <= 4 * (600 + 1)
+
+
+_SEARCH = """\
+    __global__ void pick(const float* cdf, const float* u, float* w, int n) {{
+      int i = threadIdx.x;
+      int found = n - 1;
+      for (int k = 0; k < n; k++) {{
+        w[i] += 1.0f;
+        {test}
+      }}
+      w[i] = found;
+    }}
+    """
+
+
+@pytest.mark.rule("C15")
+@pytest.mark.parametrize(
+    ("test", "trips"),
+    [
+        # a search: leaves at the first element that matches, halfway on average
+        ("if (cdf[k] >= u[i]) { found = k; break; }", "half"),
+        ("if (cdf[k] >= u[i]) return;", "half"),
+        # no element indexed by the counter: a convergence test, its trips unknown: the bound
+        ("if (u[i] > 0.5f) break;", "all"),
+        # an else, or a branch that does not leave: not a search
+        ("if (cdf[k] >= u[i]) { found = k; break; } else { found = 0; }", "all"),
+        ("if (cdf[k] >= u[i]) { found = k; }", "all"),
+    ],
+)
+def test_a_linear_search_runs_half_its_bound(tmp_path: Path, test: str, trips: str) -> None:
+    # the body is the `if` alone for a search; with the add beside it the loop is no search
+    alone = one(tmp_path, _SEARCH.format(test=test).replace("w[i] += 1.0f;", ""))
+    beside = one(tmp_path, _SEARCH.format(test=test))
+    n = 1000
+    expect = (n + 1) / 2 if trips == "half" else n
+    assert at(alone.features.branches, n=n) == expect  # the `if`, once per trip
+    assert at(beside.features.flops_sp, n=n) == n  # the add beside the `if`: every trip

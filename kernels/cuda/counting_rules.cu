@@ -136,3 +136,21 @@ extern "C" __global__ void c_linkage_sub(const float* __restrict__ a, const floa
         c[i] = a[i] - b[i];
     }
 }
+
+// C15: a linear search over a sorted table leaves at the first match, (n + 1) / 2 trips on
+// average for a draw spread evenly over the table (inverse-CDF sampling)
+__global__ void sample_cdf(const float* __restrict__ cdf, const float* __restrict__ u,
+                           int* __restrict__ picked, int n, int m)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m) {
+        int found = n - 1;
+        for (int k = 0; k < n; k++) {
+            if (cdf[k] >= u[i]) {
+                found = k;
+                break;
+            }
+        }
+        picked[i] = found;
+    }
+}
