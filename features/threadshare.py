@@ -113,20 +113,28 @@ def arm_share(pairs: Iterable[tuple[str, sympy.Expr, sympy.Expr]]) -> sympy.Expr
             continue
         if op in (">", ">="):
             op, left, right = ("<" if op == ">" else "<="), right, left
+        if op not in ("<", "<=") or _positions(right):
+            continue
+        left = scaledshare.below_floor(left, op, right)  # S52: `max(0, x) < R`, R > 0
         counted, divisor = _enumerated(left), 1
         if counted is None:  # S44: `id / 36 < n`, several threads per item
             counted, divisor = scaledshare.divided(left, _enumerated) or (None, 1)
         if counted is None:  # S49: `blockIdx.z / G * 16 + threadIdx.y < h`, a tile's position
             counted = positionshare.tiled(left)
-        if op not in ("<", "<=") or counted is None or _positions(right):
+        scaled = scaledshare.multiplied(left, _enumerated) if counted is None else None
+        if scaled is not None:  # S52: `16 * tid - 1 < i`, every 16th value
+            counted = scaled[0]
+        if counted is None:
             continue
         first, count = counted
         kept = right - first + (1 if op == "<=" else 0)
         if divisor > 1:
             kept = scaledshare.kept_below(op, right, first, divisor)
+        if scaled is not None:
+            kept = scaledshare.kept_scaled(op, right, first, scaled[1], scaled[2])
         if kept.is_number and kept <= 0:
             continue
-        share = share * sympy.Min(kept, count) / count
+        share = share * sympy.Max(0, sympy.Min(kept, count)) / count  # never below none
     if named:
         share = share / sympy.Mul(*(_extent(p) for p in sorted(named, key=lambda s: s.name)))
     return share
