@@ -53,7 +53,7 @@ from roofcast.analyzer.toolrun import (
 
 #: seconds one compiler or nvdisasm run may take
 #: bumped when what the cache holds changes meaning
-CACHE_FORMAT = 8
+CACHE_FORMAT = 9
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _STD = re.compile(r"^(?:gnu|c)\+\+(\d+)$")
 
@@ -249,10 +249,18 @@ class Plan:
 @cache
 def _reader_digest() -> str:
     """A hash of the SASS reader's source: the cache holds its output, not the SASS."""
-    from roofcast.analyzer import sass, sassbeside, sassdiverge, sassladder, sasslink, sassspin
+    from roofcast.analyzer import (
+        sass,
+        sassbeside,
+        sassdiverge,
+        sassladder,
+        sasslane,
+        sasslink,
+        sassspin,
+    )
 
     digest = hashlib.sha256()
-    for module in (sass, sassspin, sasslink, sassdiverge, sassladder, sassbeside):
+    for module in (sass, sassspin, sasslink, sassdiverge, sassladder, sassbeside, sasslane):
         if module.__file__:
             digest.update(Path(module.__file__).read_bytes())
     return digest.hexdigest()
@@ -363,6 +371,7 @@ def _to_json(unit: UnitSass) -> dict:
                         [[start, n] for start, n in g.calls.items()],
                         g.guards,
                         [list(w) for w in g.beside],
+                        g.lanes,
                     ]
                     for g in k.groups
                 ],
@@ -407,6 +416,7 @@ def _from_json(data: dict) -> UnitSass | None:
                 Counter({int(start): int(n) for start, n in calls}),
                 int(guards),
                 tuple((str(f), int(n)) for f, n in beside),
+                int(lanes),
             )
             for (
                 where,
@@ -420,6 +430,7 @@ def _from_json(data: dict) -> UnitSass | None:
                 calls,
                 guards,
                 beside,
+                lanes,
             ) in k["groups"]
         ]
         found = {

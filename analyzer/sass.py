@@ -186,6 +186,8 @@ class LineCounts:
     guards: int = 0
     #: S46: inlined library code's nearest kernel-file locations before and after it
     beside: tuple[tuple[str, int], ...] = ()
+    #: S53: of a warp's 32 lanes, how many run the instructions (predicated on the lane)
+    lanes: int = 32
 
 
 @dataclass
@@ -317,10 +319,10 @@ def _counter_bound(insts: list[Instruction], loop: tuple) -> tuple[int, int]:
     update = next((i for i in body if _self_update(i) == step), None)
     if update is None:
         return 0, 0
-    derived = _written(update)
+    derived = written_registers(update)
     for inst in body:
         if _read(inst) & derived:
-            derived |= {w for w in _written(inst) if w.startswith("R")}
+            derived |= {w for w in written_registers(inst) if w.startswith("R")}
     for inst in body:
         ops = [o.strip() for o in inst.operands.split(",")]
         if inst.base != "ISETP" or len(ops) < 4 or ops[2] not in derived:
@@ -808,6 +810,9 @@ def classify_kernel(
     from roofcast.analyzer.sassbeside import beside_lines  # imports this module
 
     besides = beside_lines(function)  # S46
+    from roofcast.analyzer.sasslane import WARP, lane_shares  # imports this module
+
+    lanes = lane_shares(function)  # S53
     groups: dict[tuple, LineCounts] = {}
     dropped = 0
     for inst in function.instructions:
@@ -825,7 +830,19 @@ def classify_kernel(
         callee = next((s for s, e in called.items() if s <= inst.address < e), -1)
         guards = guarded.get(inst.address, 0)
         beside = besides.get(inst.address, ())
-        key = (inst.where, len(around), unroll, copies, inside, starts, callee, guards, beside)
+        lane = lanes.get(inst.address, WARP)
+        key = (
+            inst.where,
+            len(around),
+            unroll,
+            copies,
+            inside,
+            starts,
+            callee,
+            guards,
+            beside,
+            lane,
+        )
         group = groups.get(key)
         if group is None:
             group = LineCounts(
@@ -838,6 +855,7 @@ def classify_kernel(
                 callee=callee,
                 guards=guards,
                 beside=beside,
+                lanes=lane,
             )
             groups[key] = group
         if inst.base == "CALL" and inst.target in function.labels:
@@ -902,8 +920,8 @@ def _heads(inst: Instruction, ops: list[str]) -> int:
     return 2 if inst.base in _SETS and ops[0].lstrip("!").startswith(("P", "UP")) else 1
 
 
-def _written(inst: Instruction) -> set[str]:
-    """S30: the registers and predicates an instruction writes (its leading operands)."""
+def written_registers(inst: Instruction) -> set[str]:
+    """S30, S53: the registers and predicates an instruction writes (its leading operands)."""
     ops = [o.strip() for o in inst.operands.split(",")]
     if not ops or not ops[0]:
         return set()
@@ -997,7 +1015,7 @@ def data_guards(function: SassFunction, loops: list[Loop]) -> dict[int, int]:
     ends = sorted(called_functions(function))
     writers: dict[str, list[int]] = {}
     for n, inst in enumerate(insts):
-        for name in _written(inst):
+        for name in written_registers(inst):
             writers.setdefault(name, []).append(n)
     files = Counter(inst.where[-1][0] for inst in insts if inst.where)
     own = files.most_common(1)[0][0] if files else None

@@ -14,6 +14,7 @@ from roofcast.analyzer.compile import Compiler, template_args
 from roofcast.analyzer.hostvalues import has_unknown
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.sass import CLASSES, KernelSass, LineCounts, Loop
+from roofcast.analyzer.sasslane import WARP
 from roofcast.analyzer.session import SessionMemo
 from roofcast.features import outerunroll, siteshare
 from roofcast.features.entry import host_expression
@@ -352,6 +353,8 @@ def line_class_counts(
             runs_at = [(at, runs * few) for at, runs in runs_at]
         if group.guards:  # S30: behind guards on loaded data, a share of the threads
             runs_at = [(at, runs * DATA_SHARE**group.guards) for at, runs in runs_at]
+        if group.lanes != WARP:  # S53: predicated on the lane, some lanes of each warp
+            runs_at = [(at, runs * sympy.Rational(group.lanes, WARP)) for at, runs in runs_at]
         if group.loops:  # S32: a compare-and-swap retried on one shared address
             runs_at = [
                 (at, runs * spin_factor(group, by_start, _guarded(group, at, shares)))
