@@ -28,5 +28,11 @@ int main(int argc, char** argv)
     RUN("newton_sqrt", (newton_sqrt<<<grid, block>>>(a, c, n)));
     RUN("bounded_scale", (corpus::bounded_scale<<<grid, block>>>(c, 0.5f, n)));
     RUN("c_linkage_sub", (c_linkage_sub<<<grid, block>>>(a, b, c, n)));
+    // a sorted table of 1000 steps searched for uniform draws (C15: 500.5 trips each)
+    const int steps = 1000;
+    float* cdf = device_array<float>(steps, [](size_t k) { return (float)(k + 1) / 1000.0f; });
+    float* draws = device_floats(n, 0.0f, 1.0f);
+    int* picked = device_zeros<int>(n);
+    RUN("sample_cdf", (sample_cdf<<<grid, block>>>(cdf, draws, picked, steps, n)));
     return 0;
 }
