@@ -28,10 +28,15 @@ def value_operands(node: tree_sitter.Node) -> tuple[tuple | None, list[tree_sitt
             rights: list[tree_sitter.Node | None] = []
             signs: list[bool] = []
             left: tree_sitter.Node | None = node
-            while left is not None and left.type == "binary_expression" and operator(left) in chain:
+            link = op  # the operator of `left`, read once per link of the chain
+            while left is not None and link in chain:
                 rights.append(left.child_by_field_name("right"))
-                signs.append(operator(left) != "-")
+                signs.append(link != "-")
                 left = left.child_by_field_name("left")
+                if left is not None and left.type == "binary_expression":
+                    link = operator(left)
+                else:
+                    link = ""
             rights.reverse()
             signs.reverse()
             how = ("mul",) if op == "*" else ("add", (True, *signs))

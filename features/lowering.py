@@ -351,11 +351,16 @@ class KernelLowering:
         the current nest (or in nest `key`)."""
         if self.recording is not None:
             self.recording.append((name, rule, n, key))
-        if self.loop_control is not None and name == "int_ops":
-            if self.loop_control == "I4":
+        control = self.loop_control
+        if control is not None and name == "int_ops":
+            if control == "I4":
                 return  # the control of a loop the compiler unrolls fully (rule I4)
-            rule = self.loop_control
-        self.lowered.ops[(name, rule, self.current_line, self.key if key is None else key)] += n
+            rule = control
+        if key is None:
+            key = self._key  # `self.key`, inlined: the most frequent call of the walk
+            if key is None:
+                key = self._key = tuple(f.id for f in self.frames)
+        self.lowered.ops[(name, rule, self.current_line, key)] += n
 
     def add_flops(self, precision: str, n: float = 1, rule: str = "F2") -> None:
         if precision in ("hp", "sp", "dp"):
@@ -469,18 +474,7 @@ class KernelLowering:
     def _value_leaf(self, node: tree_sitter.Node) -> sympy.Expr | None | object:
         """The value of a node without operands, or _COMPOUND for one with them."""
         t = node.type
-        if t == "call_expression":
-            query = _omp_query(node)
-            if query is not None:
-                return builtin(*query.split("."))
-            group = self.group_value(node)
-            if group is not None:
-                return group
-        if t in _VALUE_OPERATIONS:
-            return _COMPOUND
-        if t == "number_literal":
-            return _number(node_text(node))
-        if t == "identifier":
+        if t == "identifier":  # the most frequent leaves first (the types exclude each other)
             name = node_text(node)
             var = self.lookup(name)
             if var is None:
@@ -492,6 +486,17 @@ class KernelLowering:
             if self.index_mode and var.varying:
                 return var.index_value  # None: varies in a way the dims do not say
             return var.value
+        if t == "number_literal":
+            return _number(node_text(node))
+        if t == "call_expression":
+            query = _omp_query(node)
+            if query is not None:
+                return builtin(*query.split("."))
+            group = self.group_value(node)
+            if group is not None:
+                return group
+        if t in _VALUE_OPERATIONS:
+            return _COMPOUND
         if t == "field_expression":
             base = node.child_by_field_name("argument")
             member = node.child_by_field_name("field")
@@ -710,8 +715,18 @@ class KernelLowering:
         key = (node.id, node.start_byte, node.end_byte)
         found = self.written_names.get(key)
         if found is None:
-            found = self.written_names[key] = _names_of(node)
+            found = self._walk_names(node, key)[0]
         return found
+
+    def _walk_names(
+        self, node: tree_sitter.Node, key: tuple[int, int, int]
+    ) -> tuple[frozenset[str], tuple[str, ...] | None]:
+        """`_names_in` and `_read_names` of one expression, from one walk kept for both:
+        an access's index, an assigned value and a call's argument are asked both."""
+        names, read = _names_of(node)
+        self.written_names[key] = names
+        self.read_names[key] = (node, read)  # the node keeps its tree, and so its id, alive
+        return names, read
 
     @staticmethod
     def sharing(names: set[str]) -> str:
@@ -972,21 +987,7 @@ class KernelLowering:
         found = self.read_names.get(key)
         if found is not None:
             return found[1]
-        names: list[str] = []
-        subscripted = False
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            kind = n.type
-            if kind == "subscript_expression":
-                subscripted = True
-                break
-            if kind == "identifier":
-                names.append(node_text(n))
-            stack.extend(n.named_children)
-        result = None if subscripted else tuple(names)
-        self.read_names[key] = (node, result)  # the node keeps its tree, and so its id, alive
-        return result
+        return self._walk_names(node, key)[1]
 
     def type_of_pointer_base(self, node: tree_sitter.Node | None) -> CType | None:
         if node is None:
@@ -1044,10 +1045,8 @@ class KernelLowering:
             return UNKNOWN
         t = node.type
         if t == "identifier":  # most operands: `_e_identifier` without the handler table
-            self.expr_depth += 1
-            result = self._e_identifier(node)
-            self.expr_depth -= 1
-            return result
+            # (and without the depth: nothing under it walks an expression, rule N3)
+            return self._e_identifier(node)
         if t == "number_literal":
             return _literal_type(node_text(node))
         handler = _EXPR_HANDLERS.get(t, _MISSING)
@@ -1258,7 +1257,9 @@ class KernelLowering:
             self.spend(len(spine) - 1)
         a = self.expr(left)
         for inner in reversed(spine):
-            a = self.binary(operator(inner), a, self.expr(inner.child_by_field_name("right")))
+            op = inner.child_by_field_name("operator")  # `operator`, inlined
+            b = self.expr(inner.child_by_field_name("right"))
+            a = self.binary(op.type if op is not None else "", a, b)
         return a
 
     def binary(self, op: str, a: CType, b: CType) -> CType:
@@ -3191,24 +3192,38 @@ OMP_QUERIES = {
 }
 
 
-def _names_of(node: tree_sitter.Node) -> frozenset[str]:
-    """`KernelLowering._names_in`'s walk: the names written in an expression."""
+def _names_of(node: tree_sitter.Node) -> tuple[frozenset[str], tuple[str, ...] | None]:
+    """`KernelLowering._names_in`'s and `_read_names`' walk, one for both: the names written
+    in an expression (`threadIdx.x` and `omp_get_thread_num()` as thread axes, not walked
+    into); and every identifier anywhere in it (in no particular order: `_is_loaded` asks
+    whether any is loaded), or None when a subscript is inside."""
     names: set[str] = set()
-    stack = [node]
+    read: list[str] = []
+    subscripted = False  # then only the names' part of the tree is left to walk
+    stack = [(node, True)]  # (node, whether it is in the names' part)
     while stack:
-        n = stack.pop()
+        n, named = stack.pop()
         kind = n.type
-        if kind == "identifier":
-            names.add(node_text(n))
-        elif kind == "number_literal":
-            continue  # a leaf: no names
-        elif kind == "field_expression" and node_text(n.named_children[0]) in BUILTIN_VECTORS:
-            names.add(" ".join(node_text(n).split()))  # `threadIdx.x`: which thread axis
-        elif kind == "call_expression" and (query := _omp_query(n)) is not None:
-            names.add(query)  # omp_get_thread_num(): threadIdx.x
-        else:
-            stack.extend(n.named_children)
-    return frozenset(names)
+        if kind == "identifier":  # a leaf
+            text = node_text(n)
+            if named:
+                names.add(text)
+            read.append(text)
+            continue
+        if kind == "subscript_expression":
+            subscripted = True
+        if named:
+            if kind == "number_literal":
+                continue  # a leaf: no names
+            if kind == "field_expression" and node_text(n.named_children[0]) in BUILTIN_VECTORS:
+                names.add(" ".join(node_text(n).split()))  # `threadIdx.x`: which thread axis
+                named = False
+            elif kind == "call_expression" and (query := _omp_query(n)) is not None:
+                names.add(query)  # omp_get_thread_num(): threadIdx.x
+                named = False
+        if named or not subscripted:
+            stack.extend([(child, named) for child in n.named_children])
+    return frozenset(names), None if subscripted else tuple(read)
 
 
 def _omp_query(node: tree_sitter.Node) -> str | None:
