@@ -5,20 +5,14 @@ unrolled fully (S47); S35's continuation lines are tested beside it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 import sympy
-from compile_tools import needs_clang
-from roofcast.analyzer.compdb import load_database
-from roofcast.analyzer.compile import Compiler
-from roofcast.analyzer.discover import discover_files
+from compile_tools import clang_counts, clang_project, needs_clang
 from roofcast.analyzer.sass import parse_disassembly
 from roofcast.analyzer.sassbeside import beside_lines
-from roofcast.features import count_features
 from roofcast.features.outerunroll import picked_frames
-from roofcast.features.sasscount import recount
 from roofcast.features.symbolic import position_symbol, symbol
 from roofcast.features.threadshare import arm_share
 
@@ -140,23 +134,11 @@ def test_kept_loops_on_an_inner_loops_line_run_its_trips() -> None:
 
 
 def _clang_counts(tmp_path: Path) -> dict[str, dict[str, sympy.Expr]]:
-    folder = tmp_path / "proj"
-    folder.mkdir()
-    (folder / "kernels.cu").write_text(KERNELS)
-    command = (
-        f"/usr/bin/clang++ -I{folder} -O3 -std=gnu++17 --cuda-gpu-arch=sm_86 "
-        f"--cuda-path=/usr/local/cuda-12.6 -x cuda -c {folder}/kernels.cu -o kernels.o"
-    )
-    entry = {"directory": str(folder), "command": command, "file": str(folder / "kernels.cu")}
-    (folder / "compile_commands.json").write_text(json.dumps([entry]))
-    compiler = Compiler("sm_86", load_database(folder), cache_root=tmp_path / "cache")
-    found = discover_files([folder / "kernels.cu"], [folder], {}, frozenset(), None)
+    counted = clang_counts(clang_project(tmp_path, KERNELS), tmp_path / "cache", {"n": "4096"})
     out = {}
-    for ir in found.kernels:
-        fv = count_features(ir, {"n": "4096"}, line_loops=True)
-        recount(ir, fv, compiler, {"n": "4096"})
+    for name, fv in counted.items():
         assert fv.counted_from == "sass" and "clang" in fv.counted_why, fv.counted_why
-        out[ir.name] = {"sp": fv.flops_sp, "int": fv.int_ops}
+        out[name] = {"sp": fv.flops_sp, "int": fv.int_ops}
     return out
 
 

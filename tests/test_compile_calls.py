@@ -4,12 +4,11 @@ count its own executions times its calls'; the toolkit's slow paths stay off (S6
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 import sympy
-from compile_tools import needs_clang, needs_nvcc
+from compile_tools import clang_project, needs_clang, needs_nvcc
 from roofcast.analyzer.compdb import load_database
 from roofcast.analyzer.compile import Compiler
 from roofcast.analyzer.discover import discover_files
@@ -43,16 +42,7 @@ __global__ void calls(const float* c, const float* x, float* y, int n) {
 
 def _project(tmp_path: Path) -> Path:
     """kernels.cu and a compile database building it with clang, as gpuFLOPBench's did."""
-    folder = tmp_path / "proj"
-    folder.mkdir()
-    (folder / "kernels.cu").write_text(KERNELS)
-    command = (
-        f"/usr/bin/clang++ -I{folder} -O3 -std=gnu++17 --cuda-gpu-arch=sm_86 "
-        f"--cuda-path=/usr/local/cuda-12.6 -x cuda -c {folder}/kernels.cu -o kernels.o"
-    )
-    entry = {"directory": str(folder), "command": command, "file": str(folder / "kernels.cu")}
-    (folder / "compile_commands.json").write_text(json.dumps([entry]))
-    return folder
+    return clang_project(tmp_path, KERNELS)
 
 
 def _count(folder: Path, cache: Path) -> FeatureVector:

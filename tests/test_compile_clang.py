@@ -13,10 +13,16 @@ from pathlib import Path
 
 import pytest
 import sympy
-from compile_tools import CLANG, TOOLS, needs_clang_and_nvcc
+from compile_tools import (
+    CLANG,
+    GROUND_TRUTH_FLAGS,
+    TOOLS,
+    clang_counts,
+    clang_project,
+    needs_clang_and_nvcc,
+)
 from roofcast.analyzer.compdb import load_database, parse_entry
 from roofcast.analyzer.compile import Compiler, Tools, clang_command, ptx_arch
-from roofcast.analyzer.discover import discover_files
 from roofcast.analyzer.toolchain import (
     ClangCuda,
     CudaTree,
@@ -25,8 +31,6 @@ from roofcast.analyzer.toolchain import (
     find_clang,
     is_clang,
 )
-from roofcast.features import count_features
-from roofcast.features.sasscount import recount
 
 needs_clang = needs_clang_and_nvcc  # these tests compare clang's code with nvcc's
 
@@ -55,28 +59,11 @@ def _project(
 ) -> Path:
     """A folder with kernels.cu and a compile_commands.json building it as the ground
     truth's build did (another machine's clang and CUDA paths)."""
-    folder = tmp_path / "proj"
-    folder.mkdir()
-    (folder / "kernels.cu").write_text(text)
-    command = (
-        f"{driver} -I{folder} -O3 -DNDEBUG -std=gnu++14 --cuda-gpu-arch={arch} "
-        f"--cuda-path=/usr/local/cuda-12.6 -x cuda -c {folder}/kernels.cu -o kernels.o"
-    )
-    entry = {"directory": str(folder), "command": command, "file": str(folder / "kernels.cu")}
-    (folder / "compile_commands.json").write_text(json.dumps([entry]))
-    return folder
+    return clang_project(tmp_path, text, flags=GROUND_TRUTH_FLAGS, driver=driver, arch=arch)
 
 
 def _count(folder: Path, cache: Path) -> dict[str, object]:
-    compiler = Compiler("sm_86", load_database(folder), cache_root=cache)
-    source = folder / "kernels.cu"
-    found = discover_files([source], [folder], {}, frozenset(), None)
-    out = {}
-    for ir in found.kernels:
-        fv = count_features(ir, {}, line_loops=True)
-        recount(ir, fv, compiler)
-        out[ir.name] = fv
-    return out
+    return dict(clang_counts(folder, cache))
 
 
 def _without_clang(tmp_path: Path) -> str:

@@ -3,19 +3,14 @@ S28, a denormal operand's fix-ups; S29, the odd iteration of a loop unrolled twi
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
 import sympy
-from compile_tools import needs_clang
-from roofcast.analyzer.compdb import load_database
-from roofcast.analyzer.compile import Compiler
-from roofcast.analyzer.discover import discover_files
+from compile_tools import GROUND_TRUTH_FLAGS, clang_counts, clang_project, needs_clang
 from roofcast.analyzer.sass import classify_kernel, parse_disassembly
-from roofcast.features import count_features
-from roofcast.features.sasscount import class_counts, flop_counts, recount
+from roofcast.features.sasscount import class_counts, flop_counts
 
 # Hand-written nvdisasm excerpts (clang's shapes, registers renamed).
 # An approximate square root scales a denormal input up and its result down under `@!P0`
@@ -148,23 +143,8 @@ __global__ void ratio(const float* __restrict__ x, const float* __restrict__ y, 
 @pytest.mark.rule("S28", "S29")
 @needs_clang
 def test_clang_square_roots_count_one_add_per_trip(tmp_path: Path) -> None:
-    folder = tmp_path / "proj"
-    folder.mkdir()
-    source = folder / "kernels.cu"
-    source.write_text(KERNELS)
-    command = (
-        f"/usr/bin/clang++ -I{folder} -O3 -DNDEBUG -std=gnu++14 --cuda-gpu-arch=sm_86 "
-        f"--cuda-path=/usr/local/cuda-12.6 -x cuda -c {source} -o kernels.o"
-    )
-    entry = {"directory": str(folder), "command": command, "file": str(source)}
-    (folder / "compile_commands.json").write_text(json.dumps([entry]))
-    compiler = Compiler("sm_86", load_database(folder), cache_root=tmp_path / "cache")
-    found = discover_files([source], [folder], {}, frozenset(), None)
-    counted = {}
-    for ir in found.kernels:
-        fv = count_features(ir, {}, line_loops=True)
-        recount(ir, fv, compiler)
-        counted[ir.name] = fv
+    folder = clang_project(tmp_path, KERNELS, flags=GROUND_TRUTH_FLAGS)
+    counted = clang_counts(folder, tmp_path / "cache")
     assert all("clang" in fv.counted_why for fv in counted.values())
     # one FADD per trip: MUFU.SQRT is no FLOP, its scalings run for denormals only, and
     # the odd trip's copy is a trip the loop's n / 2 runs already count

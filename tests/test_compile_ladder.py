@@ -4,18 +4,13 @@ intrinsic's fallback for a warp that is not converged)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 import sympy
-from compile_tools import needs_clang
-from roofcast.analyzer.compdb import load_database
-from roofcast.analyzer.compile import Compiler
-from roofcast.analyzer.discover import discover_files
+from compile_tools import GROUND_TRUTH_FLAGS, clang_counts, clang_project, needs_clang
 from roofcast.analyzer.sass import classify_kernel, parse_disassembly
-from roofcast.features import count_features
-from roofcast.features.sasscount import class_counts, flop_counts, recount
+from roofcast.features.sasscount import class_counts, flop_counts
 
 # Hand-written nvdisasm excerpts (ptxas's shapes, registers renamed).
 
@@ -131,23 +126,8 @@ __global__ void warpsum(const float* __restrict__ x, float* out) {
 @pytest.mark.rule("S40", "S34")
 @needs_clang
 def test_clang_strided_sum_and_warp_sum(tmp_path: Path) -> None:
-    folder = tmp_path / "proj"
-    folder.mkdir()
-    source = folder / "kernels.cu"
-    source.write_text(KERNELS)
-    command = (
-        f"/usr/bin/clang++ -I{folder} -O3 -DNDEBUG -std=gnu++14 --cuda-gpu-arch=sm_86 "
-        f"--cuda-path=/usr/local/cuda-12.6 -x cuda -c {source} -o kernels.o"
-    )
-    entry = {"directory": str(folder), "command": command, "file": str(source)}
-    (folder / "compile_commands.json").write_text(json.dumps([entry]))
-    compiler = Compiler("sm_86", load_database(folder), cache_root=tmp_path / "cache")
-    found = discover_files([source], [folder], {}, frozenset(), None)
-    counted = {}
-    for ir in found.kernels:
-        fv = count_features(ir, {}, line_loops=True)
-        recount(ir, fv, compiler)
-        counted[ir.name] = fv
+    folder = clang_project(tmp_path, KERNELS, flags=GROUND_TRUTH_FLAGS)
+    counted = clang_counts(folder, tmp_path / "cache")
     assert all("clang" in fv.counted_why for fv in counted.values())
     # one FFMA per trip of the strided loop (n / 32 trips: 32 for n = 1024) and five
     # shuffle adds; the ladder's copies are not counted again

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from compile_tools import needs_clang
-from roofcast.analyzer.compdb import load_database
-from roofcast.analyzer.compile import Compiler
-from roofcast.analyzer.discover import discover_files
+from compile_tools import clang_counts, clang_project, needs_clang
 from roofcast.analyzer.sass import classify_kernel, parse_disassembly
 from roofcast.analyzer.sasslane import lane_shares
-from roofcast.features import count_features
-from roofcast.features.sasscount import recount
 
 # Hand-written nvdisasm excerpt (clang's shape for a block reduction's warp step): the last
 # shuffle add and the store to shared memory predicated on `(threadIdx.y * 16 + tid.x) & 31`
@@ -91,19 +85,7 @@ __global__ void block_sum(const float* a, float* out) {
 @pytest.mark.rule("S53")
 @needs_clang
 def test_a_warp_sum_counts_its_last_add_for_lane_zero(tmp_path: Path) -> None:
-    folder = tmp_path / "proj"
-    folder.mkdir()
-    (folder / "sum.cu").write_text(KERNEL)
-    command = (
-        f"/usr/bin/clang++ -I{folder} -O3 -std=gnu++17 --cuda-gpu-arch=sm_86 "
-        f"--cuda-path=/usr/local/cuda-12.6 -x cuda -c {folder}/sum.cu -o sum.o"
-    )
-    entry = {"directory": str(folder), "command": command, "file": str(folder / "sum.cu")}
-    (folder / "compile_commands.json").write_text(json.dumps([entry]))
-    compiler = Compiler("sm_86", load_database(folder), cache_root=tmp_path / "cache")
-    (ir,) = discover_files([folder / "sum.cu"], [folder], {}, frozenset(), None).kernels
-    fv = count_features(ir, {}, line_loops=True)
-    recount(ir, fv, compiler, {})
+    fv = clang_counts(clang_project(tmp_path, KERNEL), tmp_path / "cache")["block_sum"]
     assert fv.counted_from == "sass", fv.counted_why
     sp = float(fv.flops_sp.subs({s: 512 for s in fv.flops_sp.free_symbols}))
     # the multiply (an add, v + v), the shuffle tree's first add fused with it (an FMA, 2)

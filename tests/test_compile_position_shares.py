@@ -4,19 +4,13 @@ line inlined at sites of two shares (S51)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 import sympy
-from compile_tools import needs_clang
-from roofcast.analyzer.compdb import load_database
-from roofcast.analyzer.compile import Compiler
-from roofcast.analyzer.discover import discover_files
-from roofcast.features import count_features
+from compile_tools import clang_counts, clang_project, needs_clang
 from roofcast.features.cycleshare import inverse_mean, remainder_share
 from roofcast.features.positionshare import quotient_share, tiled
-from roofcast.features.sasscount import recount
 from roofcast.features.siteshare import noted
 from roofcast.features.symbolic import position_symbol, symbol
 from roofcast.features.threadshare import arm_share
@@ -106,23 +100,11 @@ def test_a_tiles_position_below_a_bound_keeps_the_tiles_part() -> None:
 
 
 def _clang_counts(tmp_path: Path, args: dict[str, str]) -> dict[str, sympy.Expr]:
-    folder = tmp_path / "proj"
-    folder.mkdir(exist_ok=True)
-    (folder / "kernels.cu").write_text(KERNELS)
-    command = (
-        f"/usr/bin/clang++ -I{folder} -O3 -std=gnu++17 --cuda-gpu-arch=sm_86 "
-        f"--cuda-path=/usr/local/cuda-12.6 -x cuda -c {folder}/kernels.cu -o kernels.o"
-    )
-    entry = {"directory": str(folder), "command": command, "file": str(folder / "kernels.cu")}
-    (folder / "compile_commands.json").write_text(json.dumps([entry]))
-    compiler = Compiler("sm_86", load_database(folder), cache_root=tmp_path / "cache")
-    found = discover_files([folder / "kernels.cu"], [folder], {}, frozenset(), None)
+    counted = clang_counts(clang_project(tmp_path, KERNELS), tmp_path / "cache", args)
     out = {}
-    for ir in found.kernels:
-        fv = count_features(ir, args, line_loops=True)
-        recount(ir, fv, compiler, args)
+    for name, fv in counted.items():
         assert fv.counted_from == "sass" and "clang" in fv.counted_why, fv.counted_why
-        out[ir.name] = fv.flops_sp
+        out[name] = fv.flops_sp
     return out
 
 

@@ -3,17 +3,11 @@ S52), and S16's share never below none."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 import sympy
-from compile_tools import needs_clang
-from roofcast.analyzer.compdb import load_database
-from roofcast.analyzer.compile import Compiler
-from roofcast.analyzer.discover import discover_files
-from roofcast.features import count_features
-from roofcast.features.sasscount import recount
+from compile_tools import clang_counts, clang_project, needs_clang
 from roofcast.features.symbolic import position_symbol, symbol
 from roofcast.features.threadshare import arm_share
 
@@ -75,19 +69,7 @@ __global__ void tree(const float* a, float* out) {
 @pytest.mark.rule("S52")
 @needs_clang
 def test_the_guarded_update_runs_for_its_share_of_the_steps(tmp_path: Path) -> None:
-    folder = tmp_path / "proj"
-    folder.mkdir()
-    (folder / "tree.cu").write_text(KERNEL)
-    command = (
-        f"/usr/bin/clang++ -I{folder} -O3 -std=gnu++17 --cuda-gpu-arch=sm_86 "
-        f"--cuda-path=/usr/local/cuda-12.6 -x cuda -c {folder}/tree.cu -o tree.o"
-    )
-    entry = {"directory": str(folder), "command": command, "file": str(folder / "tree.cu")}
-    (folder / "compile_commands.json").write_text(json.dumps([entry]))
-    compiler = Compiler("sm_86", load_database(folder), cache_root=tmp_path / "cache")
-    (ir,) = discover_files([folder / "tree.cu"], [folder], {}, frozenset(), None).kernels
-    fv = count_features(ir, {}, line_loops=True)
-    recount(ir, fv, compiler, {})
+    fv = clang_counts(clang_project(tmp_path, KERNEL), tmp_path / "cache")["tree"]
     assert fv.counted_from == "sass", fv.counted_why
     sp = float(sympy.Integer(0) + fv.flops_sp.subs({BDX: 128}))
     # 15 updates of 3 FLOPs each per step, for 65 of the 128 threads at the mean step
