@@ -802,7 +802,8 @@ def classify_kernel(
     slow = slow_path_addresses(function) | exclusive_paths(function, loops) | odd
     slow |= ladder  # S40
     slow |= denormal_fixups(function)  # S28
-    slow |= divergent_fallbacks(function)[0]  # S34
+    fallbacks, returns = divergent_fallbacks(function)  # S34
+    slow |= fallbacks
     slow |= remainder_chunks(function, loops)
     regions = branched_over(function, loops)
     called = called_functions(function)
@@ -812,7 +813,7 @@ def classify_kernel(
     besides = beside_lines(function)  # S46
     from roofcast.analyzer.sasslane import WARP, lane_shares  # imports this module
 
-    lanes = lane_shares(function)  # S53
+    lanes = lane_shares(function, returns)  # S53
     groups: dict[tuple, LineCounts] = {}
     dropped = 0
     for inst in function.instructions:

@@ -117,19 +117,16 @@ def _entered(function: SassFunction, first: int, last: int, returns: set[int]) -
     return False
 
 
-def lane_shares(function: SassFunction) -> dict[int, int]:
+def lane_shares(function: SassFunction, returns: set[int]) -> dict[int, int]:
     """S53: address -> how many of a warp's 32 lanes run an instruction predicated on its
     lane being zero (1) or not (31). The predicate's writer is the nearest before it, and
     no branch from elsewhere enters the code between them; the tested value is the low
-    five bits of a thread index."""
-    from roofcast.analyzer.sassdiverge import divergent_fallbacks  # imports analyzer.sass
-
+    five bits of a thread index. `returns`: S34's jumps back from shuffle fallbacks."""
     insts = function.instructions
     writers: dict[str, list[int]] = {}
     for n, inst in enumerate(insts):
         for name in written_registers(inst):
             writers.setdefault(name, []).append(n)
-    returns: set[int] | None = None
     out: dict[int, int] = {}
     for n, inst in enumerate(insts):
         predicate = inst.guard.lstrip("@!")
@@ -139,8 +136,6 @@ def lane_shares(function: SassFunction) -> dict[int, int]:
         zero = _lane_test(insts, writers, w, predicate) if w >= 0 else None
         if zero is None:
             continue
-        if returns is None:
-            returns = divergent_fallbacks(function)[1]
         if _entered(function, insts[w].address, inst.address, returns):
             continue
         out[inst.address] = 1 if zero != inst.guard.startswith("@!") else WARP - 1

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from compile_tools import clang_counts, clang_project, needs_clang
 from roofcast.analyzer.sass import classify_kernel, parse_disassembly
+from roofcast.analyzer.sassdiverge import divergent_fallbacks
 from roofcast.analyzer.sasslane import lane_shares
 
 # Hand-written nvdisasm excerpt (clang's shape for a block reduction's warp step): the last
@@ -45,7 +46,7 @@ _Z1kPf:
 @pytest.mark.rule("S53")
 def test_an_instruction_predicated_on_lane_zero_runs_for_one_lane_in_32() -> None:
     function = parse_disassembly(LISTING)["_Z1kPf"]
-    shares = lane_shares(function)
+    shares = lane_shares(function, divergent_fallbacks(function)[1])
     assert shares[0x70] == shares[0x80] == 1  # lane == 0
     assert shares[0x98] == 31  # not (lane == 0)
     # the low bits of a loaded value are no lane; past a label the predicate may differ
