@@ -53,7 +53,7 @@ from roofcast.analyzer.toolrun import (
 
 #: seconds one compiler or nvdisasm run may take
 #: bumped when what the cache holds changes meaning
-CACHE_FORMAT = 9
+CACHE_FORMAT = 10
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _STD = re.compile(r"^(?:gnu|c)\+\+(\d+)$")
 
@@ -372,6 +372,7 @@ def _to_json(unit: UnitSass) -> dict:
                         g.guards,
                         [list(w) for w in g.beside],
                         g.lanes,
+                        g.odd,
                     ]
                     for g in k.groups
                 ],
@@ -387,6 +388,7 @@ def _to_json(unit: UnitSass) -> dict:
                         lp.spin,
                         lp.step,
                         lp.bound,
+                        lp.odd,
                     ]
                     for lp in k.loops
                 ],
@@ -417,6 +419,7 @@ def _from_json(data: dict) -> UnitSass | None:
                 int(guards),
                 tuple((str(f), int(n)) for f, n in beside),
                 int(lanes),
+                int(odd),
             )
             for (
                 where,
@@ -431,6 +434,7 @@ def _from_json(data: dict) -> UnitSass | None:
                 guards,
                 beside,
                 lanes,
+                odd,
             ) in k["groups"]
         ]
         found = {
@@ -448,8 +452,9 @@ def _from_json(data: dict) -> UnitSass | None:
                 spin=bool(spin),
                 step=int(step),
                 bound=int(bound),
+                odd=bool(odd),
             )
-            for start, end, line, unroll, remainder, copies, spin, step, bound in k["loops"]
+            for start, end, line, unroll, remainder, copies, spin, step, bound, odd in k["loops"]
         ]
         kernels[name] = KernelSass(name, groups, loops, int(k["dropped"]), found)
     return UnitSass(kernels, str(data.get("error", "")), cached=True)

@@ -160,6 +160,8 @@ class Loop:
     #: constant its exit compares the counter with (0: none found)
     step: int = 0
     bound: int = 0
+    #: S29: a loop unrolled `unroll` times whose odd trips run one straight copy after it
+    odd: bool = False
 
 
 @dataclass
@@ -188,6 +190,9 @@ class LineCounts:
     beside: tuple[tuple[str, int], ...] = ()
     #: S53: of a warp's 32 lanes, how many run the instructions (predicated on the lane)
     lanes: int = 32
+    #: S54: in the straight copy after an S29 loop unrolled `odd` times (0: not in one);
+    #: it runs (trip count mod `odd`) times per run of that loop
+    odd: int = 0
 
 
 @dataclass
@@ -380,57 +385,83 @@ def _copies(insts: list[Instruction], loop: tuple, raw: list[tuple]) -> int:
     return math.gcd(*found.values()) if found else 1
 
 
-def odd_iterations(function: SassFunction, loops: list[Loop]) -> tuple[list[Loop], set[int]]:
+def odd_iterations(function: SassFunction, loops: list[Loop]) -> tuple[list[Loop], dict[int, int]]:
     """Rule S29: a loop unrolled twice (or c times) with a symbolic trip count whose
     remainder is one straight copy of the body, not a loop: a main loop without remainder
     loops or loops inside, whose back edge is followed (after the odd trip's test) by a
     conditional forward branch over code that repeats its work instructions once for the
     body's c times (opcode by opcode) and that nothing else enters (`_closed`). The loop
     runs trip count / c times: its unroll factor is c, and the copy (the odd iteration)
-    is off the main path like a remainder loop. Returns the loops with those factors set
-    and the copies' addresses."""
+    is off the main path like a remainder loop, unless S54 can count its runs exactly.
+    Returns the loops with those factors set and the copies' addresses, each with c."""
     insts = function.instructions
     index = {inst.address: n for n, inst in enumerate(insts)}
     out: list[Loop] = []
-    drop: set[int] = set()
+    odd: dict[int, int] = {}
     for loop in loops:
-        copy = _odd_copy(function, index, loop, loops)
+        copy, times = _odd_copy(function, index, loop, loops)
         if copy:
-            drop.update(i.address for i in copy)
-            loop = replace(loop, unroll=loop.copies)
+            odd.update((i.address, times) for i in copy)
+            loop = replace(loop, unroll=times, odd=True)
         out.append(loop)
-    return out, drop
+    return out, odd
 
 
 def _odd_copy(
     function: SassFunction, index: dict[int, int], loop: Loop, loops: list[Loop]
-) -> list[Instruction]:
-    """S29: the straight copy of one iteration of `loop` after its back edge, or []."""
+) -> tuple[list[Instruction], int]:
+    """S29: the straight copy of one iteration of `loop` after its back edge and how many
+    the body holds, or ([], 1). That c divides the body's S8 copies, which count a work
+    instruction an iteration repeats (two loads of one array) once per repeat; when it
+    is less, no other straight block may follow (that is S40's ladder, or unknown)."""
+    none: tuple[list[Instruction], int] = ([], 1)
     insts = function.instructions
     if loop.remainder or loop.copies < 2 or loop.unroll != 1:
-        return []
+        return none
     if any(
         lp.main == loop.start or (lp is not loop and loop.start <= lp.start and lp.end <= loop.end)
         for lp in loops
     ):
-        return []
+        return none
     n = index[loop.end] + 1
     while n < len(insts) and insts[n].base not in _FLOW_END and not _work(insts[n]):
         n += 1  # the test of the odd trip (`ISETP.NE.AND P0, PT, R8, RZ, PT`)
     if n >= len(insts):
-        return []
+        return none
     skip = insts[n]
     target = function.labels.get(skip.target or "")
     if skip.base != "BRA" or not skip.guard or target is None or target <= skip.address:
-        return []
+        return none
     block = insts[n + 1 : index.get(target, n + 1)]
     if not block or not _closed(function, block, target):
-        return []
+        return none
     body = Counter(i.opcode for i in insts[index[loop.start] : index[loop.end] + 1] if _work(i))
     once = Counter(i.opcode for i in block if _work(i))
-    if not once or body != Counter({op: loop.copies * k for op, k in once.items()}):
-        return []
-    return block
+    first = next(iter(once), None)
+    times = body[first] // once[first] if first else 0
+    if (
+        times < 2
+        or loop.copies % times
+        or body != Counter({op: times * k for op, k in once.items()})
+    ):
+        return none
+    if times < loop.copies and _skip_follows(function, index, index[target]):
+        return none  # a body repeating work within an iteration: no ladder after
+    return block, times
+
+
+def _skip_follows(function: SassFunction, index: dict[int, int], n: int) -> bool:
+    """S29: whether the next flow instruction at or after instruction n (past code that is
+    neither work nor flow) is a conditional forward branch over work: another copy."""
+    insts = function.instructions
+    while n < len(insts) and insts[n].base not in _FLOW_END and not _work(insts[n]):
+        n += 1
+    if n >= len(insts) or insts[n].base != "BRA" or not insts[n].guard:
+        return False
+    target = function.labels.get(insts[n].target or "")
+    if target is None or target <= insts[n].address:
+        return False
+    return any(_work(i) for i in insts[n + 1 : index.get(target, n + 1)])
 
 
 def _closed(function: SassFunction, block: list[Instruction], end: int) -> bool:
@@ -795,11 +826,12 @@ def classify_kernel(
     from roofcast.analyzer.sassladder import ladder_remainders  # imports this module
     from roofcast.analyzer.sassspin import contended_spins  # imports this module
 
-    loops, odd = odd_iterations(function, find_loops(function))  # S29
-    loops, ladder = ladder_remainders(function, loops)  # S40
+    # S40 first: a ladder's first copy (half the body) is not S29's single odd iteration
+    loops, ladder = ladder_remainders(function, find_loops(function))  # S40
+    loops, odd = odd_iterations(function, loops)  # S29
     spins = contended_spins(function, loops)
     loops = [replace(loop, spin=True) if loop.start in spins else loop for loop in loops]
-    slow = slow_path_addresses(function) | exclusive_paths(function, loops) | odd
+    slow = slow_path_addresses(function) | exclusive_paths(function, loops)
     slow |= ladder  # S40
     slow |= denormal_fixups(function)  # S28
     fallbacks, returns = divergent_fallbacks(function)  # S34
@@ -832,6 +864,7 @@ def classify_kernel(
         guards = guarded.get(inst.address, 0)
         beside = besides.get(inst.address, ())
         lane = lanes.get(inst.address, WARP)
+        copy_of = odd.get(inst.address, 0)  # S54
         key = (
             inst.where,
             len(around),
@@ -843,6 +876,7 @@ def classify_kernel(
             guards,
             beside,
             lane,
+            copy_of,
         )
         group = groups.get(key)
         if group is None:
@@ -857,6 +891,7 @@ def classify_kernel(
                 guards=guards,
                 beside=beside,
                 lanes=lane,
+                odd=copy_of,
             )
             groups[key] = group
         if inst.base == "CALL" and inst.target in function.labels:

@@ -57,7 +57,7 @@ def split_region(
     body: list[LineCounts] = []
     per_thread: Counter[str] = Counter()
     for group in sass.groups:
-        if not group.loops and group.callee < 0 and not group.calls:
+        if not group.loops and group.callee < 0 and not group.calls and not group.odd:
             per_thread.update(group.counts)
             continue
         keep = [i for i, start in enumerate(group.loops) if start in user]
@@ -72,6 +72,7 @@ def split_region(
                 tuple(group.loops[i] for i in keep),
                 group.callee,
                 group.calls,
+                odd=group.odd,  # S54: the odd trip's copy runs as line_class_counts says
             )
         )
     regions = {

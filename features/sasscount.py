@@ -16,7 +16,7 @@ from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.sass import CLASSES, KernelSass, LineCounts, Loop
 from roofcast.analyzer.sasslane import WARP
 from roofcast.analyzer.session import SessionMemo
-from roofcast.features import outerunroll, siteshare
+from roofcast.features import oddtrips, outerunroll, siteshare
 from roofcast.features.entry import host_expression
 from roofcast.features.spintrips import spin_factor
 from roofcast.features.vector import CallSite, FeatureVector
@@ -168,7 +168,7 @@ def _loop_frames(
     best: dict[tuple[int, ...], tuple[int, int, tuple]] = {}
     for group, places in zip(sass.groups, placed, strict=True):
         for _, frames, _ in places:
-            if not group.loops or len(frames) < group.depth:
+            if not group.loops or len(frames) < group.depth or group.odd:
                 continue
             weight = (len(frames), sum(group.counts.values()))
             if group.loops not in best or weight > best[group.loops][:2]:
@@ -232,7 +232,7 @@ def _own_copies(
     are left out (their copies stay the reader's, by opcode)."""
     found: dict[tuple[int, ...], list[int]] = {}
     for group, places in zip(sass.groups, placed, strict=True):
-        if not group.loops:
+        if not group.loops or group.odd:  # S54: a copy after the loop, not its body
             continue
         work = [
             n
@@ -342,7 +342,13 @@ def line_class_counts(
                         unroll *= copies
                     elif copies <= 1 and isinstance(trip, sympy.Integer):
                         unroll *= _counted_unroll(by_start.get(group.loops[k]), int(trip))
+            kept = _whole_passes(group, kept, by_start)  # S54
             runs = sympy.Mul(*kept) / unroll if kept else sympy.Integer(1)
+            if group.odd:  # S54: the straight copy after a loop unrolled twice
+                trip = frames[group.depth] if len(frames) > group.depth else None
+                if trip is None or group.odd != 2 or not oddtrips.exact_trip(trip):
+                    continue  # S29: off the main path
+                runs *= oddtrips.odd_runs(trip, group.odd)
             runs_at.append((at, runs * share))
         if group.where:  # S16: the share of the threads that run the instruction's line
             few = shares.get((_real(group.where[0][0]), group.where[0][1]), 1)
@@ -384,6 +390,17 @@ def _beside_share(
     if len(found) != 2 or found[0] is None or found[0] != found[1]:
         return sympy.Integer(1)
     return found[0]
+
+
+def _whole_passes(group: LineCounts, kept: Sequence, by_start: Mapping[int, Loop]) -> tuple:
+    """S54: the kept trips with each S29 loop unrolled twice (its odd trip run by a copy
+    after it) on an exact trip count T covering c * floor(T / c) source trips."""
+    out = list(kept)
+    for k, trip in enumerate(out):
+        loop = by_start.get(group.loops[k]) if k < len(group.loops) else None
+        if loop is not None and loop.odd and loop.unroll == 2 and oddtrips.exact_trip(trip):
+            out[k] = oddtrips.main_trips(trip, loop.unroll)
+    return tuple(out)
 
 
 def _counted_unroll(loop: Loop | None, trip: int) -> int:

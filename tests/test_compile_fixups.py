@@ -1,5 +1,5 @@
 """Compile mode: what a thread does not execute although the SASS holds it (docs/counting.md
-S28, a denormal operand's fix-ups; S29, the odd iteration of a loop unrolled twice)."""
+S28, a denormal operand's fix-ups; S29 and S54, the odd iteration of a loop unrolled twice)."""
 
 from __future__ import annotations
 
@@ -95,21 +95,32 @@ OTHER_WORK = """\
         /*00c0*/                   LDG.E R4, [R2.64] ;
         /*00d0*/                   FMUL R6, R4, R6 ;
 """
-LOOPS = {("/s/g.cu", 4): (sympy.Symbol("n"),), ("/s/g.cu", 5): (sympy.Symbol("n"),)}
+N = sympy.Symbol("n")
+LOOPS = {("/s/g.cu", 4): (N,), ("/s/g.cu", 5): (N,)}
 
 
-def _sp(listing: str) -> sympy.Expr:
+def _sp(listing: str, trips: sympy.Expr = N) -> sympy.Expr:
     kernel = classify_kernel(parse_disassembly(listing)["_Z1gPfi"])
-    return sympy.expand(flop_counts(class_counts(kernel, LOOPS))["flops_sp"])
+    loops = {where: (trips,) for where in LOOPS}
+    return sympy.expand(flop_counts(class_counts(kernel, loops))["flops_sp"])
 
 
-@pytest.mark.rule("S29")
+@pytest.mark.rule("S29", "S54")
 def test_odd_iteration_after_a_loop_unrolled_twice() -> None:
     kernel = classify_kernel(parse_disassembly(_odd(ONE_TRIP))["_Z1gPfi"])
-    assert [(lp.unroll, lp.remainder) for lp in kernel.loops] == [(2, False)]
-    assert kernel.totals() == Counter({"ffma": 2, "load_4": 2, "integer": 5, "store_4": 1})
-    # two FFMAs n / 2 times: one per source trip, the odd trip's copy not again
-    assert _sp(_odd(ONE_TRIP)) == 2 * sympy.Symbol("n")
+    assert [(lp.unroll, lp.remainder, lp.odd) for lp in kernel.loops] == [(2, False, True)]
+    # the copy is kept, marked as the odd trip of a loop unrolled twice
+    assert kernel.totals() == Counter({"ffma": 3, "load_4": 3, "integer": 5, "store_4": 1})
+    assert [dict(g.counts) for g in kernel.groups if g.odd == 2] == [{"load_4": 1, "ffma": 1}]
+    # S54, an exact trip count n: floor(n / 2) passes of two FFMAs, the copy's one FFMA
+    # n mod 2 times: one FFMA per source trip, odd n or even
+    n = sympy.Symbol("n")
+    exact = _sp(_odd(ONE_TRIP))
+    assert [exact.subs(n, trips) for trips in range(7)] == [2 * trips for trips in range(7)]
+    # S29, a trip count no thread has exactly (a ceiling over the launch): n / 2 passes,
+    # the copy off the main path
+    share = sympy.ceiling(n / sympy.Symbol("blockDim_x"))
+    assert _sp(_odd(ONE_TRIP), share) == 2 * share
 
 
 @pytest.mark.rule("S29")
@@ -123,7 +134,9 @@ def test_code_after_a_loop_that_is_no_copy_of_its_body_is_counted() -> None:
 
 
 # Written for these tests: a square root summed over a loop clang unrolls twice (a denormal
-# fix-up of each MUFU.SQRT, the odd trip after the loop), and a fast division.
+# fix-up of each MUFU.SQRT, the odd trip after the loop), two sums of squares over such a
+# loop (each iteration loads twice and adds twice: four of each per pass), and a fast
+# division.
 KERNELS = """\
 __global__ void rootsum(const float* __restrict__ x, float* out, int n) {
   int i = threadIdx.x;
@@ -131,6 +144,18 @@ __global__ void rootsum(const float* __restrict__ x, float* out, int n) {
 #pragma unroll 2
   for (int k = 0; k < n; k++) s += sqrtf(x[k * 64 + i]);
   out[i] = s;
+}
+
+__global__ void pairsum(const float* __restrict__ x, float* out, int n) {
+  int i = threadIdx.x;
+  float s = 0.f, t = 0.f;
+#pragma unroll 2
+  for (int k = 0; k < n; k++) {
+    float a = x[k * 128 + i], b = x[k * 128 + 64 + i];
+    s += a * a;
+    t += b * b;
+  }
+  out[i] = s - t;
 }
 
 __global__ void ratio(const float* __restrict__ x, const float* __restrict__ y, float* out) {
@@ -152,3 +177,16 @@ def test_clang_square_roots_count_one_add_per_trip(tmp_path: Path) -> None:
     assert rootsum.subs({s: 1001 for s in rootsum.free_symbols}) == 1001
     # MUFU.RCP and one FMUL; the scalings of a denormal divisor are not counted
     assert counted["ratio"].flops_sp == 1
+
+
+@pytest.mark.rule("S29", "S54")
+@needs_clang
+def test_clang_loop_unrolled_twice_counts_each_trip_once_at_any_trip_count(
+    tmp_path: Path,
+) -> None:
+    folder = clang_project(tmp_path, KERNELS, flags=GROUND_TRUTH_FLAGS)
+    flops = clang_counts(folder, tmp_path / "cache")["pairsum"].flops_sp
+    # two FFMAs per trip and the final FADD, for an odd trip count as for an even one: the
+    # pass of two iterations runs floor(n / 2) times, the odd iteration's copy n mod 2
+    n = next(iter(flops.free_symbols))
+    assert [flops.subs(n, trips) for trips in (1, 2, 3, 1001)] == [5, 9, 13, 4005]

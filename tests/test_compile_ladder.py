@@ -94,8 +94,10 @@ def test_code_after_a_loop_that_is_no_ladder_is_counted() -> None:
     # the last block does other work than one iteration: no ladder, each copy counted
     # once and the loop's four FFMAs once per source trip (the limit S4 states)
     assert _sp(_ladder(TWO_TRIPS, OTHER_WORK)) == 8 * n + 5
-    # one copy only: not a ladder (S29 reads a single copy as the odd trip of c = 2)
-    assert _sp(_ladder(TWO_TRIPS, "")) == 8 * n + 4
+    # one copy of half the body only: not a ladder but S29's odd trip of a body unrolled
+    # twice whose iterations load twice each; S54 at an exact n: one pair of FFMAs per trip
+    odd = _sp(_ladder(TWO_TRIPS, ""))
+    assert [odd.subs(n, trips) for trips in range(7)] == [4 * trips for trips in range(7)]
     # the one-iteration copy is entered from before the loop: not only the ladder runs it
     entry = "        /*0008*/               @P4 BRA `(.L_x_5) ;\n"
     assert _sp(_ladder(TWO_TRIPS, ONE_TRIP, entry)) == 8 * n + 6
