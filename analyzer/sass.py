@@ -423,16 +423,12 @@ def _odd_copy(
         for lp in loops
     ):
         return none
-    n = index[loop.end] + 1
-    while n < len(insts) and insts[n].base not in _FLOW_END and not _work(insts[n]):
-        n += 1  # the test of the odd trip (`ISETP.NE.AND P0, PT, R8, RZ, PT`)
-    if n >= len(insts):
+    skip = forward_skip(function, index, index[loop.end] + 1)  # past the odd trip's test
+    if skip is None:
         return none
-    skip = insts[n]
-    target = function.labels.get(skip.target or "")
-    if skip.base != "BRA" or not skip.guard or target is None or target <= skip.address:
-        return none
-    block = insts[n + 1 : index.get(target, n + 1)]
+    n, end = skip
+    target = insts[end].address
+    block = insts[n + 1 : end]
     if not block or not _closed(function, block, target):
         return none
     body = Counter(i.opcode for i in insts[index[loop.start] : index[loop.end] + 1] if _work(i))
@@ -445,23 +441,28 @@ def _odd_copy(
         or body != Counter({op: times * k for op, k in once.items()})
     ):
         return none
-    if times < loop.copies and _skip_follows(function, index, index[target]):
-        return none  # a body repeating work within an iteration: no ladder after
+    if times < loop.copies:  # a body repeating work within an iteration: no ladder after
+        after = forward_skip(function, index, end)
+        if after is not None and any(_work(i) for i in insts[after[0] + 1 : after[1]]):
+            return none  # another copy follows
     return block, times
 
 
-def _skip_follows(function: SassFunction, index: dict[int, int], n: int) -> bool:
-    """S29: whether the next flow instruction at or after instruction n (past code that is
-    neither work nor flow) is a conditional forward branch over work: another copy."""
+def forward_skip(function: SassFunction, index: dict[int, int], n: int) -> tuple[int, int] | None:
+    """S29, S40: the next flow instruction at or after instruction n (past code that is
+    neither work nor flow: a test), when it is a conditional `BRA` forward to a label:
+    (its index, its target's index); else None."""
     insts = function.instructions
     while n < len(insts) and insts[n].base not in _FLOW_END and not _work(insts[n]):
         n += 1
-    if n >= len(insts) or insts[n].base != "BRA" or not insts[n].guard:
-        return False
-    target = function.labels.get(insts[n].target or "")
-    if target is None or target <= insts[n].address:
-        return False
-    return any(_work(i) for i in insts[n + 1 : index.get(target, n + 1)])
+    if n >= len(insts):
+        return None
+    skip = insts[n]
+    target = function.labels.get(skip.target or "")
+    if skip.base != "BRA" or not skip.guard or target is None or target <= skip.address:
+        return None
+    end = index.get(target)
+    return None if end is None else (n, end)
 
 
 def _closed(function: SassFunction, block: list[Instruction], end: int) -> bool:

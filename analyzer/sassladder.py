@@ -16,7 +16,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from roofcast.analyzer.sass import _FLOW_END, Instruction, Loop, SassFunction, _closed, _work
+from roofcast.analyzer.sass import (
+    Instruction,
+    Loop,
+    SassFunction,
+    _closed,
+    _work,
+    forward_skip,
+)
 
 
 def ladder_remainders(function: SassFunction, loops: list[Loop]) -> tuple[list[Loop], set[int]]:
@@ -79,18 +86,11 @@ def _skipped_block(
     that is neither work nor flow: the next test) skips forward, and the index after it;
     ([], n) when the next flow instruction is no such branch."""
     insts = function.instructions
-    while n < len(insts) and insts[n].base not in _FLOW_END and not _work(insts[n]):
-        n += 1
-    if n >= len(insts):
+    skip = forward_skip(function, index, n)
+    if skip is None or insts[skip[0]].opcode != "BRA":
         return [], n
-    skip = insts[n]
-    target = function.labels.get(skip.target or "")
-    if skip.opcode != "BRA" or not skip.guard or target is None or target <= skip.address:
-        return [], n
-    end = index.get(target)
-    if end is None:
-        return [], n
-    block = insts[n + 1 : end]
-    if not block or not _closed(function, block, target):
+    start, end = skip
+    block = insts[start + 1 : end]
+    if not block or not _closed(function, block, insts[end].address):
         return [], n
     return block, end

@@ -8,17 +8,14 @@ launch (grid-stride trips) is no thread's exact count, so S29 stands there."""
 from __future__ import annotations
 
 import sympy
-from roofcast.features.symbolic import THREAD_POSITION_PREFIXES
-
-#: symbols whose value differs between threads or launches: not an exact shared trip
-_LAUNCH = (*THREAD_POSITION_PREFIXES, "blockDim_", "gridDim_")
+from roofcast.features.symbolic import LAUNCH_PREFIXES
 
 
 def exact_trip(trip: sympy.Expr) -> bool:
     """Whether `trip` is an integer polynomial in values all threads share (no launch
     extents, positions, ceilings, maxima or fractions)."""
     symbols = trip.free_symbols
-    if any(s.name.startswith(_LAUNCH) for s in symbols):
+    if any(s.name.startswith(LAUNCH_PREFIXES) for s in symbols):
         return False
     if not symbols:
         return isinstance(trip, sympy.Integer)

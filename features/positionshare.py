@@ -17,9 +17,7 @@ shapes of a position appear in guards:
 from __future__ import annotations
 
 import sympy
-from roofcast.features.symbolic import THREAD_POSITION_PREFIXES, symbol
-
-_LAUNCH = (*THREAD_POSITION_PREFIXES, "blockDim_", "gridDim_")
+from roofcast.features.symbolic import LAUNCH_PREFIXES, THREAD_POSITION_PREFIXES, symbol
 
 
 def _positions(expr: sympy.Expr) -> set[sympy.Symbol]:
@@ -43,7 +41,7 @@ def quotient_share(expr: sympy.Expr) -> sympy.Expr | None:
         return None
     numerator = sympy.expand(numerator)
     positions = _positions(numerator)
-    if not positions or not all(s.name.startswith(_LAUNCH) for s in numerator.free_symbols):
+    if not positions or not all(s.name.startswith(LAUNCH_PREFIXES) for s in numerator.free_symbols):
         return None
     if not numerator.is_polynomial(*positions):
         return None

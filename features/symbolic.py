@@ -10,6 +10,8 @@ import sympy
 #: CUDA built-ins -> symbol names (`blockDim.x` -> `blockDim_x`)
 BUILTIN_VECTORS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 THREAD_POSITION_PREFIXES = ("threadIdx_", "blockIdx_")
+#: every launch symbol: a thread's position and the launch's extents
+LAUNCH_PREFIXES = (*THREAD_POSITION_PREFIXES, "blockDim_", "gridDim_")
 
 
 @cache
