@@ -6,11 +6,10 @@ back is no loop."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from compile_tools import needs_clang
+from compile_tools import clang_project, needs_clang
 from roofcast.analyzer.compdb import load_database
 from roofcast.analyzer.compile import Compiler
 from roofcast.analyzer.sass import classify_kernel, parse_disassembly
@@ -131,15 +130,7 @@ __global__ void butterfly(const int* x, int* y, int n) {
 @pytest.mark.rule("S34")
 @needs_clang
 def test_clangs_shuffles_under_a_branch_count_each_step_once(tmp_path: Path) -> None:
-    folder = tmp_path / "proj"
-    folder.mkdir()
-    (folder / "kernels.cu").write_text(BUTTERFLY)
-    command = (
-        f"/usr/bin/clang++ -O3 -std=gnu++17 --cuda-gpu-arch=sm_86 -x cuda "
-        f"-c {folder}/kernels.cu -o kernels.o"
-    )
-    entry = {"directory": str(folder), "command": command, "file": str(folder / "kernels.cu")}
-    (folder / "compile_commands.json").write_text(json.dumps([entry]))
+    folder = clang_project(tmp_path, BUTTERFLY)
     compiler = Compiler("sm_86", load_database(folder), cache_root=tmp_path / "cache")
     sass, why = compiler.kernel(folder / "kernels.cu", "butterfly")
     assert sass is not None, why

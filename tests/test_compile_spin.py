@@ -6,12 +6,11 @@ runs once."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 import sympy
-from compile_tools import needs_clang
+from compile_tools import clang_project, needs_clang
 from roofcast.analyzer.compdb import load_database
 from roofcast.analyzer.compile import Compiler
 from roofcast.analyzer.sass import classify_kernel, parse_disassembly
@@ -105,15 +104,7 @@ __global__ void sums(const double* x, double* y) {
 @pytest.mark.rule("S32")
 @needs_clang
 def test_clangs_shared_double_atomics_contend_only_on_the_shared_sum(tmp_path: Path) -> None:
-    folder = tmp_path / "proj"
-    folder.mkdir()
-    (folder / "kernels.cu").write_text(KERNELS)
-    command = (
-        f"/usr/bin/clang++ -O3 -std=gnu++17 --cuda-gpu-arch=sm_86 -x cuda "
-        f"-c {folder}/kernels.cu -o kernels.o"
-    )
-    entry = {"directory": str(folder), "command": command, "file": str(folder / "kernels.cu")}
-    (folder / "compile_commands.json").write_text(json.dumps([entry]))
+    folder = clang_project(tmp_path, KERNELS)
     compiler = Compiler("sm_86", load_database(folder), cache_root=tmp_path / "cache")
     sass, why = compiler.kernel(folder / "kernels.cu", "sums")
     assert sass is not None, why
