@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING
 
 import sympy
 import tree_sitter
+from roofcast.analyzer.bodyquery import BodyQueryPart
 from roofcast.analyzer.hostvalues import HostScope, caller_bindings
 from roofcast.analyzer.index import function_name, parameters
 from roofcast.analyzer.parsing import (
-    captures,
     enclosing_function,
     expression_node,
-    language,
     node_text,
 )
 from roofcast.analyzer.session import SessionNodeCache
@@ -61,11 +59,9 @@ _NULL = {"NULL", "nullptr", "0"}
 MAX_ALLOCATION_LEVELS = 2
 
 
-@cache
-def _query(grammar: str) -> tree_sitter.Query:
-    return tree_sitter.Query(
-        language(grammar),
-        """
+_PART = BodyQueryPart(
+    "allocations",
+    """
 (init_declarator declarator: (pointer_declarator) value: (_)) @init
 (init_declarator declarator: (identifier)
   value: [(call_expression) (cast_expression) (new_expression)]) @init
@@ -74,7 +70,7 @@ def _query(grammar: str) -> tree_sitter.Query:
 (declaration declarator: (array_declarator) @array)
 ((call_expression function: (_) @function) @call (#match? @function "Malloc|HostAlloc|memalign"))
 """,
-    )
+)
 
 
 #: name -> [(byte offset, what): an allocation, or None for any other definition]
@@ -92,7 +88,7 @@ def _events(func: tree_sitter.Node, grammar: str) -> Events:
 
 
 def _collect(body: tree_sitter.Node, grammar: str) -> Events:
-    found = captures(_query(grammar), body)
+    found = _PART.captures(body, grammar)
     events: Events = {}
 
     def note(name: str, at: int, what: tuple[str, tree_sitter.Node] | None) -> None:

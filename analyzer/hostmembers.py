@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 import tree_sitter
+from roofcast.analyzer.bodyquery import BodyQueryPart
 from roofcast.analyzer.parsing import captures, language, node_text
 from roofcast.analyzer.session import SessionNodeCache
 
@@ -38,15 +39,7 @@ def _structs_query(grammar: str) -> tree_sitter.Query:
     )
 
 
-@cache
-def _locals_query(grammar: str) -> tree_sitter.Query:
-    return tree_sitter.Query(
-        language(grammar),
-        """
-(declaration) @declaration
-(for_range_loop) @loop
-""",
-    )
+_LOCALS_PART = BodyQueryPart("locals", "(declaration) @declaration (for_range_loop) @loop")
 
 
 _STRUCTS = SessionNodeCache(64)
@@ -137,7 +130,7 @@ def local_types(body: tree_sitter.Node, grammar: str) -> dict[str, list[Local]]:
     """name -> its declarations in a function body, in source order."""
 
     def collect() -> dict[str, list[Local]]:
-        found = captures(_locals_query(grammar), body)
+        found = _LOCALS_PART.captures(body, grammar)
         out: dict[str, list[Local]] = {}
         for declaration in found.get("declaration", []):
             type_node = declaration.child_by_field_name("type")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 import sympy
 import tree_sitter
 from roofcast.analyzer.argvindex import argv_choice
+from roofcast.analyzer.bodyquery import BodyQueryPart
 from roofcast.analyzer.cvaluetree import (
     apply_value,
     call_parts,
@@ -101,14 +102,12 @@ def argv_symbol(k: int) -> sympy.Symbol:
     return sympy.Symbol(f"argv_{k}", positive=True)
 
 
-@cache
-def _definitions_query(grammar: str) -> tree_sitter.Query:
-    """The four kinds of definition `_definitions` collects, as one query (one walk of a body,
-    not four); each kind has capture names of its own, so its captures are what its query
-    alone would give."""
-    return tree_sitter.Query(
-        language(grammar),
-        """
+#: The four kinds of definition `_definitions` collects, in the body query (one walk of a
+#: body); each kind has capture names of its own, so its captures are what its patterns
+#: alone would give.
+_DEFINITIONS_PART = BodyQueryPart(
+    "definitions",
+    """
 (init_declarator declarator: (identifier) @name value: (_) @value)
 (init_declarator declarator: (pointer_declarator declarator: (identifier) @name)
   value: (call_expression) @value)
@@ -140,7 +139,7 @@ def _definitions_query(grammar: str) -> tree_sitter.Query:
   arguments: (argument_list . (_) . (string_literal) . (pointer_expression
     argument: (identifier) @scanned) @target .))
 """,
-    )
+)
 
 
 @cache
@@ -160,17 +159,15 @@ def _returns(func: tree_sitter.Node) -> list[tree_sitter.Node]:
     return _RETURNS.get(body, lambda: list(captures(_returns_query("cuda"), body).get("value", [])))
 
 
-@cache
-def _address_query(grammar: str) -> tree_sitter.Query:
-    """Rule D26: calls that pass a local by address or by name (`init(&cfg)`, `setup(cfg)`)."""
-    return tree_sitter.Query(
-        language(grammar),
-        """
+#: Rule D26: calls that pass a local by address or by name (`init(&cfg)`, `setup(cfg)`).
+_GIVEN_PART = BodyQueryPart(
+    "given",
+    """
 (call_expression function: (identifier) @function
   arguments: (argument_list [(pointer_expression argument: (identifier) @object)
                              (identifier) @object]))
 """,
-    )
+)
 
 
 #: rule D22: the one conversion a scan of a command-line word may have (an integer's)
@@ -220,7 +217,7 @@ def _given_objects(
     body given the name by address or by name (`init(&cfg)`, `setup(cfg)`). Read-only."""
 
     def collect() -> dict[str, list[tuple[int, tree_sitter.Node, int]]]:
-        found = captures(_address_query(grammar), body)
+        found = _GIVEN_PART.captures(body, grammar)
         out: dict[str, list[tuple[int, tree_sitter.Node, int]]] = {}
         seen: set[tuple[int, int]] = set()
         for obj in found.get("object", []):
@@ -257,7 +254,7 @@ def _definitions(
     def collect() -> dict[str, list[tuple[int, tree_sitter.Node]]]:
         # Every match is one name and its value, the name first; a match inside another lies
         # in its value. So in document order the k-th name's value is the k-th value.
-        found = captures(_definitions_query(grammar), body)
+        found = _DEFINITIONS_PART.captures(body, grammar)
         defs: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
         for name, value in zip(found.get("name", []), found.get("value", []), strict=True):
             defs.setdefault(node_text(name), []).append((value.start_byte, value))
@@ -1227,9 +1224,7 @@ _STORES_THROUGH = re.compile(
 _BUMPED = SessionNodeCache(256)
 
 
-@cache
-def _bumped_query(grammar: str) -> tree_sitter.Query:
-    return tree_sitter.Query(language(grammar), "(update_expression argument: (identifier) @name)")
+_BUMPED_PART = BodyQueryPart("bumped", "(update_expression argument: (identifier) @name)")
 
 
 def _bumped(body: tree_sitter.Node, grammar: str) -> dict[str, list[tuple[int, tree_sitter.Node]]]:
@@ -1237,7 +1232,7 @@ def _bumped(body: tree_sitter.Node, grammar: str) -> dict[str, list[tuple[int, t
 
     def collect() -> dict[str, list[tuple[int, tree_sitter.Node]]]:
         out: dict[str, list[tuple[int, tree_sitter.Node]]] = {}
-        for name in captures(_bumped_query(grammar), body).get("name", []):
+        for name in _BUMPED_PART.captures(body, grammar).get("name", []):
             step = name.parent
             if step is not None:
                 out.setdefault(node_text(name), []).append((step.start_byte, step))

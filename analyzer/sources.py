@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from roofcast.analyzer.session import SessionMemo
@@ -28,9 +29,10 @@ class SourceFile:
     text: str
     warning: str = ""
 
-    @property
+    @cached_property
     def grammar(self) -> str:
-        """CUDA files and headers use the CUDA grammar (a C++ superset); C/C++ files the C++ one."""
+        """CUDA files and headers use the CUDA grammar (a C++ superset); C/C++ files the C++ one.
+        Kept once found: a marker search is a scan of the whole text."""
         text = self.text
         if self.path.suffix.lower() in CPP_SUFFIXES and not any(m in text for m in _CUDA_MARKERS):
             return "cpp"

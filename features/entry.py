@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, cast
 
 import sympy
 import tree_sitter
+from roofcast.analyzer.bodyquery import BodyQueryPart
 from roofcast.analyzer.cexpr import CExprError
 from roofcast.analyzer.cvalue import parse_value
 from roofcast.analyzer.index import parameters
 from roofcast.analyzer.model import KernelIR
 from roofcast.analyzer.openmp import pragma_words
 from roofcast.analyzer.parsing import captures, language, node_text
-from roofcast.analyzer.session import SessionNodeCache
 from roofcast.features.clangtypes import attach as attach_clang_types
 from roofcast.features.lowering import KernelLowering, Var, unwrap_declarator
 from roofcast.features.ompwork import region_dims, region_shape, region_sizes, region_work
@@ -136,7 +136,8 @@ def _host_text(text: str) -> sympy.Expr | None:
         return None
 
 
-_DECLARATIONS = SessionNodeCache(256)  # body -> its declarations (regions share a host function)
+#: a host function body's declarations (the regions of one host function share its walk)
+_DECLARATIONS_PART = BodyQueryPart("declarations", "(declaration) @d")
 
 
 @cache
@@ -170,8 +171,7 @@ def _declare_enclosing(
     grammar = counter.ir.host_grammar or counter.grammar  # func may be an includer's
     # rule D21: the folder's constants and one-line helpers (D18) as for a CUDA launch
     host = HostScope(func, grammar, params, library=library)
-    query = _query(grammar, "(declaration) @d")
-    declarations = _DECLARATIONS.get(body, lambda: captures(query, body).get("d", []), grammar)
+    declarations = _DECLARATIONS_PART.captures(body, grammar).get("d", [])
     # Declarations before the region (or before the #include that pastes it into func).
     cutoff = region.start_byte if limit is None else limit
     for decl in declarations:

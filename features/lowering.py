@@ -39,7 +39,7 @@ from roofcast.analyzer.parsing import (
     operator,
     token_text,
 )
-from roofcast.analyzer.session import SessionNodeCache
+from roofcast.analyzer.session import SessionNodeCache, SessionRecentTexts
 from roofcast.features import (
     coopgroups,
     cycleshare,
@@ -723,7 +723,7 @@ class KernelLowering:
     ) -> tuple[frozenset[str], tuple[str, ...] | None]:
         """`_names_in` and `_read_names` of one expression, from one walk kept for both:
         an access's index, an assigned value and a call's argument are asked both."""
-        names, read = _names_of(node)
+        names, read = _names_by_text(node)
         self.written_names[key] = names
         self.read_names[key] = (node, read)  # the node keeps its tree, and so its id, alive
         return names, read
@@ -3190,6 +3190,21 @@ OMP_QUERIES = {
     "omp_get_num_threads": "blockDim.x",
     "omp_get_num_teams": "gridDim.x",
 }
+
+
+#: (node kind, descendant count, text) -> `_names_of`: a text seen before (the same index in
+#: a -hip copy of a -cuda kernel, a helper inlined by many kernels) has the same names. The
+#: kind's id is its grammar's (one text can parse differently under the CUDA and C++ grammars)
+_NAMES_BY_TEXT: SessionRecentTexts[tuple[frozenset[str], tuple[str, ...] | None]] = (
+    SessionRecentTexts(4_000_000)
+)
+
+
+def _names_by_text(node: tree_sitter.Node) -> tuple[frozenset[str], tuple[str, ...] | None]:
+    """`_names_of`, remembered by the expression's text (its walk is the cost)."""
+    text = node.text or b""
+    key = (node.kind_id, node.descendant_count, text)
+    return _NAMES_BY_TEXT.get(key, len(text), partial(_names_of, node))
 
 
 def _names_of(node: tree_sitter.Node) -> tuple[frozenset[str], tuple[str, ...] | None]:
