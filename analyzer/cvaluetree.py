@@ -10,7 +10,7 @@ from functools import lru_cache
 
 import sympy
 import tree_sitter
-from roofcast.analyzer.parsing import node_text, operator
+from roofcast.analyzer.parsing import infix_parts, node_text, operator
 
 #: calls valued as min/max of their two arguments
 MINMAX_CALLS = ("min", "max", "umin", "umax", "fmin", "fmax")
@@ -22,28 +22,27 @@ def value_operands(node: tree_sitter.Node) -> tuple[tuple | None, list[tree_sitt
     operation has no integer value. A left-leaning chain `a + b - c + ...` (or `a * b * ...`)
     is one operation of all its operands: one sympy Add, however long the chain."""
     if node.type == "binary_expression":
-        op = operator(node)
+        left, op, right = infix_parts(node)
         chain = _CHAINS.get(op)
         if chain is not None:
             rights: list[tree_sitter.Node | None] = []
             signs: list[bool] = []
-            left: tree_sitter.Node | None = node
-            link = op  # the operator of `left`, read once per link of the chain
-            while left is not None and link in chain:
-                rights.append(left.child_by_field_name("right"))
+            link = op  # the operator of the chain's link at hand, read once per link
+            while True:
+                rights.append(right)
                 signs.append(link != "-")
-                left = left.child_by_field_name("left")
-                if left is not None and left.type == "binary_expression":
-                    link = operator(left)
-                else:
-                    link = ""
+                if left is None or left.type != "binary_expression":
+                    break
+                inner_left, link, inner_right = infix_parts(left)
+                if link not in chain:
+                    break
+                left, right = inner_left, inner_right
             rights.reverse()
             signs.reverse()
             how = ("mul",) if op == "*" else ("add", (True, *signs))
             return how, [left, *rights]
         if op in ("/", "<<", ">>", "%", "&"):
-            operands = [node.child_by_field_name("left"), node.child_by_field_name("right")]
-            return ("binary", op), operands
+            return ("binary", op), [left, right]
         return None, []
     if node.type == "unary_expression":
         op = operator(node)

@@ -220,6 +220,7 @@ def _given_objects(
         found = _GIVEN_PART.captures(body, grammar)
         out: dict[str, list[tuple[int, tree_sitter.Node, int]]] = {}
         seen: set[tuple[int, int]] = set()
+        positions: dict[int, dict[int, int]] = {}  # argument list -> argument id -> position
         for obj in found.get("object", []):
             argument = (
                 obj.parent
@@ -232,8 +233,13 @@ def _given_objects(
             call = args.parent if args is not None else None
             if args is None or call is None or call.type != "call_expression":
                 continue
-            named = [c for c in args.named_children if c.type != "comment"]
-            position = next((k for k, c in enumerate(named) if c.id == argument.id), None)
+            at = positions.get(args.id)
+            if at is None:  # once per call: a call given many names lists its arguments once
+                named = [c for c in args.named_children if c.type != "comment"]
+                at = positions[args.id] = {}
+                for k, c in enumerate(named):
+                    at.setdefault(c.id, k)
+            position = at.get(argument.id)
             if position is None or (call.id, position) in seen:
                 continue
             seen.add((call.id, position))

@@ -104,6 +104,24 @@ def operator(node: tree_sitter.Node) -> str:
     return op.type if op is not None else ""
 
 
+_Operand = tree_sitter.Node | None
+
+
+def infix_parts(node: tree_sitter.Node) -> tuple[_Operand, str, _Operand]:
+    """A binary or assignment expression's (left, operator, right). Read off its children
+    when they are just those three (one C call; the fields are looked up by name, three calls
+    whose cost grows with the name's place in the grammar's field list), else by field: a
+    comment or an error among them."""
+    children = node.children
+    if len(children) == 3:
+        first, middle, last = children
+        if not middle.is_named and first.is_named and last.is_named:
+            return first, middle.type, last
+    op = node.child_by_field_name("operator")
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    return left, op.type if op is not None else "", right
+
+
 def chained_comparisons(
     roots: list[tree_sitter.Node], chains: Collection[str]
 ) -> Iterator[tuple[str, tree_sitter.Node, tree_sitter.Node]]:

@@ -237,7 +237,7 @@ def _workshare_loops(
 def _count_loop_nest(counter: KernelLowering, loop: tree_sitter.Node, collapse: int) -> sympy.Expr:
     """Walk one iteration of a collapsed work-shared nest; returns its iteration count."""
     iterations = sympy.Integer(1)
-    counter.scopes.append({})
+    counter.scopes.push()
     node = loop
     for level in range(collapse):
         if node is None or node.type != "for_statement":
@@ -286,9 +286,9 @@ def _nested_for(node: tree_sitter.Node) -> bool:
 def _count_openmp(counter: KernelLowering, ir: KernelIR) -> None:
     pragma, statement, func, limit = ir.ast[:4]
     library = ir.ast[4] if len(ir.ast) > 4 else None  # an IR built by hand has no call sites
-    counter.scopes.append({})
+    counter.scopes.push()
     _declare_enclosing(counter, func, statement, limit, library)
-    counter.scopes.append({})
+    counter.scopes.push()
     if ir.collapse and statement.type == "for_statement":
         counter.fv.work_items = _count_loop_nest(counter, statement, ir.collapse)
         return

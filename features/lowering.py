@@ -34,6 +34,7 @@ from roofcast.analyzer.parsing import (
     captures,
     chained_comparisons,
     expression_node,
+    infix_parts,
     language,
     node_text,
     operator,
@@ -74,6 +75,7 @@ from roofcast.features.ctypes import (
 from roofcast.features.lowered import LoweredKernel
 from roofcast.features.opcount import SPECIAL_PREFIX
 from roofcast.features.scalarbody import scalar_body
+from roofcast.features.scopes import Scopes
 from roofcast.features.sharedmem import (
     callee_name,
     classes_returning_shared,
@@ -242,7 +244,7 @@ class KernelLowering:
             template_types,
         )
         self.fv = FeatureVector(templated=bool(ir.template_params))
-        self.scopes: list[dict[str, Var]] = [{}]
+        self.scopes: Scopes[Var] = Scopes()
         self.frames: list[Frame] = []
         self.lowered = LoweredKernel()  # what the walk produces
         self.trip_columns: dict[int, list[int]] = {}  # line -> columns of its unknown loops
@@ -373,16 +375,12 @@ class KernelLowering:
 
     # ---------------------------------------------------------------- scopes
     def lookup(self, name: str) -> Var | None:
-        for scope in reversed(self.scopes):
-            var = scope.get(name)  # one dict probe per scope (a Var is never None)
-            if var is not None:
-                return var
-        return None
+        return self.scopes.visible.get(name)
 
     def declare(self, name: str, var: Var) -> None:
         if var.set_at is None:
             var.set_at = self.key
-        self.scopes[-1][name] = var
+        self.scopes.declare(name, var)
 
     def global_var(self, name: str) -> Var | None:
         """A name the kernel does not declare: a macro, a constant or a file-level variable."""
@@ -568,8 +566,12 @@ class KernelLowering:
                 operands = done[len(done) - count :]
                 del done[len(done) - count :]
                 # `is`, not `in`: `in` compares each sympy operand with None through sympify
-                unknown = any(operand is None for operand in operands)
-                done.append(None if unknown else _value_or_remainder(how, operands))
+                for operand in operands:
+                    if operand is None:
+                        done.append(None)
+                        break
+                else:
+                    done.append(_value_or_remainder(how, operands))
                 continue
             _, node, depth = task
             while node is not None and node.type in ("parenthesized_expression", "cast_expression"):
@@ -594,7 +596,7 @@ class KernelLowering:
                 done.append(self.call_value(node) if node.type == "call_expression" else None)
                 continue
             tasks.append(("apply", how, len(operands)))
-            tasks.extend(("eval", operand, depth + 1) for operand in reversed(operands))
+            tasks.extend([("eval", operand, depth + 1) for operand in reversed(operands)])
         return done[-1] if done else None
 
     def group_value(self, call: tree_sitter.Node) -> sympy.Expr | None:
@@ -630,7 +632,7 @@ class KernelLowering:
             if value is None:
                 return None
             scope[param.name] = Var(self.types.parse(param.type), value=value)
-        outer, self.scopes = self.scopes, [scope]
+        outer, self.scopes = self.scopes, Scopes([scope])
         self.value_calls += 1
         try:
             return self.value(returned)
@@ -678,13 +680,19 @@ class KernelLowering:
         """`a[i][j]` -> (a, [i, j])."""
         indices: list[tree_sitter.Node] = []
         while node.type == "subscript_expression":
-            idx = node.child_by_field_name("indices") or node.child_by_field_name("index")
+            children = node.children  # (argument, indices): one call, not two by field name
+            idx: tree_sitter.Node | None
+            if len(children) == 2 and children[1].type == "subscript_argument_list":
+                argument, idx = children
+            else:  # a comment or an error among them
+                idx = node.child_by_field_name("indices") or node.child_by_field_name("index")
+                argument = cast(tree_sitter.Node, node.child_by_field_name("argument"))
             if idx is not None:
                 if idx.type == "subscript_argument_list":
                     indices[:0] = list(idx.named_children)
                 else:
                     indices.insert(0, idx)
-            node = cast(tree_sitter.Node, node.child_by_field_name("argument"))
+            node = argument
         while node.type == "parenthesized_expression" and node.named_children:
             node = node.named_children[0]
         return node, indices
@@ -976,7 +984,7 @@ class KernelLowering:
         key = (node.id, node.start_byte, node.end_byte)
         found = self.index_texts.get(key)
         if found is None:
-            found = self.index_texts[key] = (node, token_text(node))  # the node keeps its id
+            found = self.index_texts[key] = (node, _tokens_by_text(node))  # it keeps its id
         return found[1]
 
     def _read_names(self, node: tree_sitter.Node) -> tuple[str, ...] | None:
@@ -1080,11 +1088,8 @@ class KernelLowering:
 
     def _e_identifier(self, node: tree_sitter.Node) -> CType:
         name = node_text(node)
-        for scope in reversed(self.scopes):  # `lookup`, inlined: the most frequent operand
-            var = scope.get(name)
-            if var is not None:
-                break
-        else:
+        var = self.scopes.visible.get(name)  # `lookup`, inlined: the most frequent operand
+        if var is None:
             var = self.global_var(name)
         if var is not None and var.member_of is not None and name != "this":
             return self.member_field(var, name, read=True, write=False)
@@ -1248,18 +1253,16 @@ class KernelLowering:
     def _e_binary_expression(self, node: tree_sitter.Node) -> CType:
         """Binary operators associate to the left: `a + b + c + ...` nests down its left
         operands, walked here as a list (rule N1), in the order of a recursive walk."""
-        spine = [node]
-        left = node.child_by_field_name("left")
+        spine = [infix_parts(node)]
+        left = spine[0][0]
         while left is not None and left.type == "binary_expression":
-            spine.append(left)
-            left = left.child_by_field_name("left")
+            spine.append(infix_parts(left))
+            left = spine[-1][0]
         if len(spine) > 1:
             self.spend(len(spine) - 1)
         a = self.expr(left)
-        for inner in reversed(spine):
-            op = inner.child_by_field_name("operator")  # `operator`, inlined
-            b = self.expr(inner.child_by_field_name("right"))
-            a = self.binary(op.type if op is not None else "", a, b)
+        for _, op, right in reversed(spine):
+            a = self.binary(op, a, self.expr(right))
         return a
 
     def binary(self, op: str, a: CType, b: CType) -> CType:
@@ -1285,9 +1288,7 @@ class KernelLowering:
             self.add("int_ops", "I1")
 
     def _e_assignment_expression(self, node: tree_sitter.Node) -> CType:
-        op = operator(node)
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
+        left, op, right = infix_parts(node)
         rt = self.expr(right)
         if self.next_atomic:
             self.next_atomic = False
@@ -1813,7 +1814,7 @@ class KernelLowering:
             bound.set_at = self.key  # a parameter is set at each call
         members = self.bind_members(callee, obj, fn_node)
         saved_scopes = self.scopes
-        self.scopes = [*self.scopes[:1], {**members, **scope}]
+        self.scopes = Scopes([self.scopes.outermost, {**members, **scope}])
         self.member_stack.append(members)
         outer = self.source_file, self.frame_base, self.inlined_at
         self.inlined_at = (self.call_counter, (str(self.ir.file), self.current_line))
@@ -1850,7 +1851,7 @@ class KernelLowering:
         ):
             self.stmt(body)
             return
-        kernel_scope = self.scopes[0]
+        kernel_scope = self.scopes.outermost
         if any(name in kernel_scope and name not in scope for name in shape.assigned):
             self.stmt(body)  # it assigns a name of the kernel's: that changes its state
             return
@@ -2042,7 +2043,7 @@ class KernelLowering:
         Its statements and expressions are counted in order, every arm as taken (as
         everywhere), but its loops are not loop contexts (their bodies count once, in the
         enclosing loop's context) and its blocks share one scope."""
-        self.scopes.append({})
+        self.scopes.push()
         rare_depth = self.rare_depth
         pending: list[tree_sitter.Node | int] = [node]  # an int: a change of rare_depth
         try:
@@ -2120,7 +2121,7 @@ class KernelLowering:
         share = self.thread_share  # S16: an early `return` in it leaves fewer threads
         try:
             while True:
-                self.scopes.append({})
+                self.scopes.push()
                 children = node.named_children
                 if len(children) != 1 or children[0].type != "compound_statement":
                     break
@@ -2129,7 +2130,7 @@ class KernelLowering:
             for child in children:
                 self.stmt(child)
         finally:
-            del self.scopes[depth:]
+            self.scopes.close_to(depth)
             self.thread_share = share
 
     _s_declaration_list = _s_compound_statement
@@ -2601,7 +2602,7 @@ class KernelLowering:
     clang: ClangTypes | None = None  # rule M10: the unit's types from clang (clangtypes.attach)
 
     def _s_for_statement(self, node: tree_sitter.Node) -> None:
-        self.scopes.append({})
+        self.scopes.push()
         try:
             init = node.child_by_field_name("initializer")
             if init is not None:
@@ -2705,7 +2706,7 @@ class KernelLowering:
         return start + step[1] * dim
 
     def _s_for_range_loop(self, node: tree_sitter.Node) -> None:
-        self.scopes.append({})
+        self.scopes.push()
         frame = self.push_frame(self.unknown_trip(node), node)
         try:
             self.stmt(node.child_by_field_name("body"))
@@ -3198,6 +3199,18 @@ OMP_QUERIES = {
 _NAMES_BY_TEXT: SessionRecentTexts[tuple[frozenset[str], tuple[str, ...] | None]] = (
     SessionRecentTexts(4_000_000)
 )
+
+
+#: (node kind, descendant count, text) -> `token_text`: nine in ten indices' texts were met
+#: before (a -hip copy's, a helper's inlined by many kernels), and their walk is the cost
+_TOKENS_BY_TEXT: SessionRecentTexts[str] = SessionRecentTexts(2_000_000)
+
+
+def _tokens_by_text(node: tree_sitter.Node) -> str:
+    """`token_text`, remembered by the expression's text, keyed as `_names_by_text` is."""
+    text = node.text or b""
+    key = (node.kind_id, node.descendant_count, text)
+    return _TOKENS_BY_TEXT.get(key, len(text), partial(token_text, node))
 
 
 def _names_by_text(node: tree_sitter.Node) -> tuple[frozenset[str], tuple[str, ...] | None]:

@@ -665,6 +665,35 @@ def test_members_set_through_a_pointer_or_reference_by_a_called_function(tmp_pat
     assert "n" in kernels(tmp_path)["k"].resolved.defaults
 
 
+@pytest.mark.rule("D26")
+def test_one_call_given_several_names_binds_each_by_its_own_position(tmp_path):
+    """`setup(&x, 7, &y)` sets its first pointer's `n` to 40 and its third's `m` to 5: `x`
+    is the call's first argument and `y` its third (the 7 between them is no name), so the
+    kernel's loops run 40 and 5 times, not once each (the values before the call)."""
+    main = """\
+        struct Cfg { int n; int m; };
+        __global__ void k(float* a, int n, int m) {
+          float s = 0.0f;
+          for (int j = 0; j < n; j++) s += a[j];
+          for (int j = 0; j < m; j++) s *= a[j];
+          a[threadIdx.x] = s;
+        }
+        void setup(Cfg* p, int unused, Cfg* q) { p->n = 40; q->m = 5; }
+        int main() {
+          Cfg x, y;
+          x.n = 1;
+          y.m = 1;
+          setup(&x, 7, &y);
+          float* a = 0;
+          k<<<1, 1>>>(a, x.n, y.m);
+        }
+        """
+    write(tmp_path, {"main.cu": main})
+    k = kernels(tmp_path)["k"]
+    assert (k.resolved.bindings["n"], k.resolved.bindings["m"]) == (40, 5)
+    assert k.resolved.flops["sp"] == 40 + 5
+
+
 @pytest.mark.rule("D30")
 def test_a_qualified_call_binds_the_functions_parameters(tmp_path):
     """`cuhd::Decoder::decode(a, 12)` calls `Decoder::decode` (a static method defined out

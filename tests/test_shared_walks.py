@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import tree_sitter
 from roofcast.analyzer.bodyquery import BodyQueryPart
-from roofcast.analyzer.parsing import captures, language, parse
+from roofcast.analyzer.parsing import captures, infix_parts, language, operator, parse, token_text
 from roofcast.analyzer.session import AnalysisSession
 from roofcast.features import lowering
 
@@ -101,3 +101,49 @@ def test_names_remembered_by_text_are_the_walks_names():
     assert first == again == lowering._names_of(_value(text, "cuda"))
     assert first[0] == frozenset({"a", "i", "threadIdx.x", "n"})
     assert first[1] is None  # a subscript inside
+
+
+def test_tokens_remembered_by_text_are_the_walks_tokens():
+    for grammar in ("cuda", "cpp"):
+        for text in ("a[i + 1] * /* step */ s", "(std::uint32_t) (0) - 1", '"x" [k]'):
+            with AnalysisSession():
+                first = lowering._tokens_by_text(_value(text, grammar))
+                again = lowering._tokens_by_text(_value(text, grammar))
+            assert first == again == token_text(_value(text, grammar))
+    assert token_text(_value("a[i + 1] * /* step */ s", "cuda")) == "a [ i + 1 ] * s"
+
+
+def _operand_texts(parts: tuple) -> tuple:
+    left, op, right = parts
+    text = HOST_EXPRESSIONS.encode()
+    return (
+        text[left.start_byte : left.end_byte].decode() if left is not None else None,
+        op,
+        text[right.start_byte : right.end_byte].decode() if right is not None else None,
+    )
+
+
+HOST_EXPRESSIONS = "void f() { x = a + b * c; y += a /* add */ - b; z = (a) << 2; w = a\n  % b; }"
+
+
+def test_infix_parts_are_the_fields_with_or_without_comments_between():
+    """An infix expression's parts read off its children are what its fields say, and a
+    comment among the children falls back to the fields."""
+    for grammar in ("cuda", "cpp"):
+        root = parse(HOST_EXPRESSIONS, grammar).root_node
+        stack, seen = [root], []
+        while stack:
+            node = stack.pop()
+            if node.type in ("binary_expression", "assignment_expression"):
+                by_field = (
+                    node.child_by_field_name("left"),
+                    operator(node),
+                    node.child_by_field_name("right"),
+                )
+                assert _operand_texts(infix_parts(node)) == _operand_texts(by_field)
+                seen.append(_operand_texts(by_field))
+            stack.extend(node.children)
+        assert ("a", "-", "b") in seen  # across the comment
+        assert ("a", "%", "b") in seen  # across a line break
+        assert ("y", "+=", "a /* add */ - b") in seen
+        assert len(seen) == 9
