@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, lru_cache, partial
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import sympy
 import tree_sitter
@@ -3206,18 +3206,26 @@ _NAMES_BY_TEXT: SessionRecentTexts[tuple[frozenset[str], tuple[str, ...] | None]
 _TOKENS_BY_TEXT: SessionRecentTexts[str] = SessionRecentTexts(2_000_000)
 
 
-def _tokens_by_text(node: tree_sitter.Node) -> str:
-    """`token_text`, remembered by the expression's text, keyed as `_names_by_text` is."""
+_T = TypeVar("_T")
+
+
+def _by_text(
+    memo: SessionRecentTexts[_T], walk: Callable[[tree_sitter.Node], _T], node: tree_sitter.Node
+) -> _T:
+    """`walk(node)`, remembered by (the node's kind, its node count, its text)."""
     text = node.text or b""
     key = (node.kind_id, node.descendant_count, text)
-    return _TOKENS_BY_TEXT.get(key, len(text), partial(token_text, node))
+    return memo.get(key, len(text), partial(walk, node))
+
+
+def _tokens_by_text(node: tree_sitter.Node) -> str:
+    """`token_text`, remembered by the expression's text."""
+    return _by_text(_TOKENS_BY_TEXT, token_text, node)
 
 
 def _names_by_text(node: tree_sitter.Node) -> tuple[frozenset[str], tuple[str, ...] | None]:
     """`_names_of`, remembered by the expression's text (its walk is the cost)."""
-    text = node.text or b""
-    key = (node.kind_id, node.descendant_count, text)
-    return _NAMES_BY_TEXT.get(key, len(text), partial(_names_of, node))
+    return _by_text(_NAMES_BY_TEXT, _names_of, node)
 
 
 def _names_of(node: tree_sitter.Node) -> tuple[frozenset[str], tuple[str, ...] | None]:

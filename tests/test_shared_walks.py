@@ -113,6 +113,9 @@ def test_tokens_remembered_by_text_are_the_walks_tokens():
     assert token_text(_value("a[i + 1] * /* step */ s", "cuda")) == "a [ i + 1 ] * s"
 
 
+HOST_EXPRESSIONS = "void f() { x = a + b * c; y += a /* add */ - b; z = (a) << 2; w = a\n  % b; }"
+
+
 def _operand_texts(parts: tuple) -> tuple:
     left, op, right = parts
     text = HOST_EXPRESSIONS.encode()
@@ -121,9 +124,6 @@ def _operand_texts(parts: tuple) -> tuple:
         op,
         text[right.start_byte : right.end_byte].decode() if right is not None else None,
     )
-
-
-HOST_EXPRESSIONS = "void f() { x = a + b * c; y += a /* add */ - b; z = (a) << 2; w = a\n  % b; }"
 
 
 def test_infix_parts_are_the_fields_with_or_without_comments_between():
