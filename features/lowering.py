@@ -2383,17 +2383,6 @@ class KernelLowering:
         if loop is None or cycleshare.copies(loop, name) != [counter]:
             return None
         return counter
-        name = node_text(node)
-        if name in self.counter_inverses:
-            return name
-        var = self.lookup(name)
-        if var is None or var.index_value is None:
-            return None
-        for counter in self.counter_inverses:
-            own = self.lookup(counter)
-            if own is not None and own.index_value in (var.index_value,):
-                return counter
-        return None
 
     def walk_if(self, node: tree_sitter.Node) -> None:
         chained = False
