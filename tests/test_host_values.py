@@ -28,6 +28,19 @@ __global__ void k(float* a, int n) {
 """
 
 
+#: a kernel whose SP FLOPs are `n + m` (one operation per trip of each loop), and the struct
+#: whose fields the D26 tests pass as `n` and `m`
+CFG_KERNEL = """\
+struct Cfg { int n; int m; };
+__global__ void k(float* a, int n, int m) {
+  float s = 0.0f;
+  for (int j = 0; j < n; j++) s += a[j];
+  for (int j = 0; j < m; j++) s *= a[j];
+  a[threadIdx.x] = s;
+}
+"""
+
+
 def write(folder: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         (folder / name).write_text(textwrap.dedent(text))
@@ -637,14 +650,9 @@ def test_members_set_through_a_pointer_or_reference_by_a_called_function(tmp_pat
     `resize(cfg)` (a reference) sets `m` to 64, and `run(&cfg)` reads `p->n` and `p->m`
     through a pointer to main's `cfg`. A later call that sets `n` from something host code
     does not show (`reload(&cfg)`) leaves it unknown: the earlier 1024 is not kept."""
-    main = """\
-        struct Cfg { int n; int m; };
-        __global__ void k(float* a, int n, int m) {
-          float s = 0.0f;
-          for (int j = 0; j < n; j++) s += a[j];
-          for (int j = 0; j < m; j++) s *= a[j];
-          a[threadIdx.x] = s;
-        }
+    main = (
+        CFG_KERNEL
+        + """\
         void init(Cfg* c, int scale) { c->n = 512 * scale; }
         void resize(Cfg& c) { c.m = 64; }
         void reload(Cfg* c) { c->n = read_size(); }
@@ -658,6 +666,7 @@ def test_members_set_through_a_pointer_or_reference_by_a_called_function(tmp_pat
           run(a, &cfg);
         }
         """
+    )
     write(tmp_path, {"main.cu": main})
     k = kernels(tmp_path)["k"]
     assert (k.resolved.flops["sp"], k.resolved.defaults) == (1024 + 64, {})
@@ -670,14 +679,9 @@ def test_one_call_given_several_names_binds_each_by_its_own_position(tmp_path):
     """`setup(&x, 7, &y)` sets its first pointer's `n` to 40 and its third's `m` to 5: `x`
     is the call's first argument and `y` its third (the 7 between them is no name), so the
     kernel's loops run 40 and 5 times, not once each (the values before the call)."""
-    main = """\
-        struct Cfg { int n; int m; };
-        __global__ void k(float* a, int n, int m) {
-          float s = 0.0f;
-          for (int j = 0; j < n; j++) s += a[j];
-          for (int j = 0; j < m; j++) s *= a[j];
-          a[threadIdx.x] = s;
-        }
+    main = (
+        CFG_KERNEL
+        + """\
         void setup(Cfg* p, int unused, Cfg* q) { p->n = 40; q->m = 5; }
         int main() {
           Cfg x, y;
@@ -688,6 +692,7 @@ def test_one_call_given_several_names_binds_each_by_its_own_position(tmp_path):
           k<<<1, 1>>>(a, x.n, y.m);
         }
         """
+    )
     write(tmp_path, {"main.cu": main})
     k = kernels(tmp_path)["k"]
     assert (k.resolved.bindings["n"], k.resolved.bindings["m"]) == (40, 5)
