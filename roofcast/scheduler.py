@@ -88,11 +88,11 @@ def young_collections_only() -> Iterator[None]:
 def collected_after() -> Iterator[None]:
     """No automatic garbage collection while one group is analysed, then one collection of
     the young generations. Automatic collections run every few hundred new objects and walk
-    every young object still alive, so over a whole tree (HeCBench's src/) they cost about 3%
-    of the analysis (1.1 s) and free almost nothing: what a group allocates lives until its
-    outcome is made, or dies by reference count. The few short-lived cycles (sympy's) wait
-    until the group ends; one young collection there walks only what the group kept, 0.25 s
-    in all. A caller that turned collection off keeps it off and pays for nothing here."""
+    every young object still alive, so over a whole tree (HeCBench's src/) they took 0.76 s
+    a run and freed almost nothing: what a group allocates lives until its outcome is made,
+    or dies by reference count. The few short-lived cycles (sympy's) wait until the group
+    ends; one young collection there walks only what the group kept, 0.32 s a run in all
+    (docs/performance.md, session 22). A caller that turned collection off keeps it off."""
     if not gc.isenabled():
         yield
         return
